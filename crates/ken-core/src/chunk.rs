@@ -1,0 +1,152 @@
+//! Chunks (the unit of retrieval) and definitions (the unit of the symbol table).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Language;
+
+/// What a chunk holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkKind {
+    /// A whole file (small files, configuration files).
+    File,
+    /// Imports, constants and top-level statements of a large file.
+    Module,
+    Function,
+    Method,
+    Class,
+    Struct,
+    Enum,
+    Trait,
+    Interface,
+    Impl,
+    /// A namespace / module block / object (`mod x {}`, `namespace`, Scala `object`).
+    Namespace,
+    Macro,
+    /// Type alias, typedef, record and similar type definitions.
+    Type,
+    /// A Markdown section (heading and its body).
+    Section,
+    /// A notebook code cell.
+    Cell,
+    /// A window of lines (fallback for unknown languages or parse failures).
+    Window,
+}
+
+impl ChunkKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkKind::File => "file",
+            ChunkKind::Module => "module",
+            ChunkKind::Function => "function",
+            ChunkKind::Method => "method",
+            ChunkKind::Class => "class",
+            ChunkKind::Struct => "struct",
+            ChunkKind::Enum => "enum",
+            ChunkKind::Trait => "trait",
+            ChunkKind::Interface => "interface",
+            ChunkKind::Impl => "impl",
+            ChunkKind::Namespace => "namespace",
+            ChunkKind::Macro => "macro",
+            ChunkKind::Type => "type",
+            ChunkKind::Section => "section",
+            ChunkKind::Cell => "cell",
+            ChunkKind::Window => "window",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChunkKind> {
+        Some(match s {
+            "file" => ChunkKind::File,
+            "module" => ChunkKind::Module,
+            "function" => ChunkKind::Function,
+            "method" => ChunkKind::Method,
+            "class" => ChunkKind::Class,
+            "struct" => ChunkKind::Struct,
+            "enum" => ChunkKind::Enum,
+            "trait" => ChunkKind::Trait,
+            "interface" => ChunkKind::Interface,
+            "impl" => ChunkKind::Impl,
+            "namespace" => ChunkKind::Namespace,
+            "macro" => ChunkKind::Macro,
+            "type" => ChunkKind::Type,
+            "section" => ChunkKind::Section,
+            "cell" => ChunkKind::Cell,
+            "window" => ChunkKind::Window,
+            _ => return None,
+        })
+    }
+
+    /// Kinds that contain other definitions (a class and its methods).
+    pub fn is_container(self) -> bool {
+        matches!(
+            self,
+            ChunkKind::Class
+                | ChunkKind::Struct
+                | ChunkKind::Enum
+                | ChunkKind::Trait
+                | ChunkKind::Interface
+                | ChunkKind::Impl
+                | ChunkKind::Namespace
+        )
+    }
+}
+
+impl std::fmt::Display for ChunkKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One piece of a file, as the syntax layer cut it.
+///
+/// Line numbers are 1-based and inclusive; bytes are a half-open range into
+/// the file's text. `text` is what gets indexed: for most chunks it is exactly
+/// `file[start_byte..end_byte]`; for synthetic chunks (module chunk, class
+/// skeleton, notebook cell) it is assembled and `synthetic` is true.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub kind: ChunkKind,
+    pub language: Language,
+    /// Short name of the defined symbol (`method`), if any.
+    pub symbol: Option<String>,
+    /// Qualified name (`Class.method`, `module.fn`), if any.
+    pub qualname: Option<String>,
+    /// First line(s) of the definition, up to the body.
+    pub signature: Option<String>,
+    /// The doc comment or docstring, cleaned of comment markers.
+    pub doc: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub text: String,
+    pub synthetic: bool,
+    /// The body does nothing (`pass`, `...`, only a docstring, `{}`): down-weighted in ranking.
+    pub trivial: bool,
+    /// Notebook cell number (0-based index among all cells), for citations.
+    pub cell: Option<u32>,
+}
+
+/// A named definition found in a file: the input of the symbol table.
+///
+/// Definitions are reported for every function, class, method... even when
+/// the file is small enough to be a single chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Definition {
+    pub name: String,
+    pub qualname: String,
+    pub kind: ChunkKind,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: Option<String>,
+}
+
+/// What the syntax layer returns for one file: never an error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileSyntax {
+    pub chunks: Vec<Chunk>,
+    pub definitions: Vec<Definition>,
+    /// Things a user may want to know (a parse error fell back to line windows...).
+    pub diagnostics: Vec<String>,
+}

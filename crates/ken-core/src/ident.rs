@@ -1,0 +1,186 @@
+//! Identifier-aware word splitting, shared by indexing and querying.
+//!
+//! `parseConfig`, `parse_config`, `parse-config` and `ParseConfig` all yield the
+//! sub-words `parse` and `config`; at index time the whole identifier is kept
+//! as a token too (`parseconfig`, `parse_config`), so an exact identifier in a
+//! query scores above a loose match of its parts.
+
+/// Split one identifier into lowercase sub-words.
+///
+/// Boundaries: `_`, `-`, `.`, `:`, `$`, lower→upper (`parseConfig`),
+/// acronym→word (`HTTPServer` → `http`, `server`), letter↔digit is *not* a
+/// boundary (`utf8`, `sha256` stay whole).
+pub fn split_identifier(ident: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in ident.split(|c: char| !c.is_alphanumeric()) {
+        if part.is_empty() {
+            continue;
+        }
+        split_case(part, &mut out);
+    }
+    out
+}
+
+fn split_case(part: &str, out: &mut Vec<String>) {
+    let chars: Vec<char> = part.chars().collect();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (prev, cur) = (chars[i - 1], chars[i]);
+        let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+        let boundary = (prev.is_lowercase() && cur.is_uppercase())
+            || (prev.is_uppercase() && cur.is_uppercase() && next_lower)
+            || (prev.is_ascii_digit() && cur.is_uppercase() && next_lower);
+        if boundary {
+            out.push(chars[start..i].iter().collect::<String>().to_lowercase());
+            start = i;
+        }
+    }
+    out.push(chars[start..].iter().collect::<String>().to_lowercase());
+}
+
+/// Call `emit(token, position)` for every token of `text` as it is indexed:
+/// each identifier-like run (`[A-Za-z0-9_]` and non-ASCII letters) yields its
+/// sub-words and, when it has more than one, the whole identifier lowercased.
+/// Positions advance once per run, so phrase queries over sub-words still work.
+pub fn index_tokens(text: &str, mut emit: impl FnMut(&str, usize, usize, usize)) {
+    let mut pos = 0usize;
+    for (start, word) in words(text) {
+        let subs = split_identifier(word);
+        if subs.len() > 1 {
+            let whole = word.to_lowercase();
+            emit(&whole, pos, start, start + word.len());
+        }
+        for s in &subs {
+            emit(s, pos, start, start + word.len());
+            pos += 1;
+        }
+        if subs.is_empty() {
+            pos += 1;
+        }
+    }
+}
+
+/// Identifier-like runs of `text`, with their byte offsets.
+pub fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut iter = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let (start, c) = iter.next()?;
+            if !is_word_char(c) {
+                continue;
+            }
+            let mut end = start + c.len_utf8();
+            while let Some(&(i, c)) = iter.peek() {
+                if !is_word_char(c) {
+                    break;
+                }
+                end = i + c.len_utf8();
+                iter.next();
+            }
+            let w = &text[start..end];
+            // Over-long runs are data (hashes, base64), not identifiers.
+            if w.len() <= 64 {
+                return Some((start, w));
+            }
+        }
+    })
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Does this word look like a code identifier rather than an English word?
+/// (`parse_config`, `parseConfig`, `HTTPServer`, `__init__`, `Cmd`-style
+/// capitalised words are *not* enough on their own: "Fix" starts sentences.)
+pub fn looks_like_identifier(word: &str) -> bool {
+    if word.len() < 2 {
+        return false;
+    }
+    if word.contains('_') && word.chars().any(|c| c.is_alphabetic()) {
+        return true;
+    }
+    let chars: Vec<char> = word.chars().collect();
+    // an upper-case letter after the first character: camelCase / PascalCase / HTTP
+    let inner_upper = chars[1..].iter().any(|c| c.is_uppercase());
+    let has_lower = chars.iter().any(|c| c.is_lowercase());
+    inner_upper && has_lower
+}
+
+/// English words too common in questions and commit messages to carry meaning.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing",
+    "done", "each", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is",
+    "it", "its", "me", "more", "most", "my", "no", "not", "now", "of", "on", "only", "or",
+    "other", "our", "out", "over", "should", "so", "some", "such", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up",
+    "use", "used", "uses", "using", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "why", "will", "with", "would", "you", "your",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_every_convention() {
+        assert_eq!(split_identifier("parseConfig"), ["parse", "config"]);
+        assert_eq!(split_identifier("ParseConfig"), ["parse", "config"]);
+        assert_eq!(split_identifier("parse_config"), ["parse", "config"]);
+        assert_eq!(split_identifier("parse-config"), ["parse", "config"]);
+        assert_eq!(split_identifier("os.path.join"), ["os", "path", "join"]);
+        assert_eq!(split_identifier("HTTPServer"), ["http", "server"]);
+        assert_eq!(split_identifier("getHTTPResponse"), ["get", "http", "response"]);
+        assert_eq!(split_identifier("utf8"), ["utf8"]);
+        assert_eq!(split_identifier("__init__"), ["init"]);
+        assert_eq!(split_identifier("Searcher::search_path"), ["searcher", "search", "path"]);
+    }
+
+    #[test]
+    fn index_tokens_keep_the_whole_identifier() {
+        let mut toks = Vec::new();
+        index_tokens("fn parseConfig(x)", |t, p, _, _| toks.push((t.to_string(), p)));
+        assert_eq!(
+            toks,
+            [
+                ("fn".to_string(), 0),
+                ("parseconfig".to_string(), 1),
+                ("parse".to_string(), 1),
+                ("config".to_string(), 2),
+                ("x".to_string(), 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn words_skip_data_runs() {
+        let long = "a".repeat(100);
+        let text = format!("x {long} y");
+        let w: Vec<_> = words(&text).map(|(_, w)| w).collect();
+        assert_eq!(w, ["x", "y"]);
+    }
+
+    #[test]
+    fn identifier_shapes() {
+        assert!(looks_like_identifier("parse_config"));
+        assert!(looks_like_identifier("AppContext"));
+        assert!(looks_like_identifier("getX"));
+        assert!(!looks_like_identifier("Fix"));
+        assert!(!looks_like_identifier("HTTP"));
+        assert!(!looks_like_identifier("teardown"));
+    }
+
+    #[test]
+    fn stop_words_are_sorted() {
+        let mut s = STOP_WORDS.to_vec();
+        s.sort();
+        assert_eq!(s, STOP_WORDS);
+        assert!(is_stop_word("the"));
+        assert!(!is_stop_word("config"));
+    }
+}

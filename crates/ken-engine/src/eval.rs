@@ -1,0 +1,343 @@
+//! Retrieval metrics over JSONL query sets (DESIGN.md §3).
+//!
+//! Each query is run twice: once for files (`--files`, top 10 distinct files:
+//! recall, accuracy, precision, MRR) and once for chunks (top 10: symbol
+//! hit@1 and symbol MRR where gold symbols are given).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use ken_core::{Filters, Hit};
+use ken_source::GitRepo;
+use ken_store::{EmbeddedStore, LexicalQuery, Store};
+use serde::{Deserialize, Serialize};
+
+use crate::index::{IndexRequest, NoProgress};
+use crate::search::{SearchRequest, search_store};
+use crate::{EngineError, Result, Settings, home, index};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct EvalQuery {
+    pub id: String,
+    pub repo: String,
+    pub base_sha: Option<String>,
+    pub parent_sha: Option<String>,
+    pub query: String,
+    #[serde(default)]
+    pub gold_files: Vec<String>,
+    #[serde(default)]
+    pub gold_symbols: Vec<GoldSymbol>,
+    pub mentions_path: Option<bool>,
+    pub mentions_stem: Option<bool>,
+    pub mentions_symbol: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GoldSymbol {
+    pub path: String,
+    #[serde(default)]
+    pub qualname: String,
+    pub start: Option<u32>,
+    pub end: Option<u32>,
+    pub start_at_base: Option<u32>,
+    pub end_at_base: Option<u32>,
+}
+
+/// How queries are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EvalMode {
+    /// The full engine (`ken search`).
+    #[default]
+    Engine,
+    /// Plain whole-file BM25 on file text only: the reference baseline.
+    Baseline,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EvalOptions {
+    pub file: PathBuf,
+    /// Repository name → local path (working tree or git directory).
+    pub repos: HashMap<String, PathBuf>,
+    pub at_parent: bool,
+    pub mode: EvalMode,
+    pub per_query: Option<PathBuf>,
+    /// Only the first N queries of each repository (quick checks).
+    pub max_queries: Option<usize>,
+}
+
+/// Metrics of a set of queries.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Metrics {
+    pub queries: usize,
+    #[serde(rename = "mrr@10")]
+    pub mrr10: f64,
+    #[serde(rename = "recall@1")]
+    pub recall1: f64,
+    #[serde(rename = "recall@5")]
+    pub recall5: f64,
+    #[serde(rename = "recall@10")]
+    pub recall10: f64,
+    #[serde(rename = "acc@5")]
+    pub acc5: f64,
+    #[serde(rename = "p@5")]
+    pub p5: f64,
+    #[serde(rename = "symbol_hit@1", skip_serializing_if = "Option::is_none")]
+    pub symbol_hit1: Option<f64>,
+    #[serde(rename = "symbol_mrr@10", skip_serializing_if = "Option::is_none")]
+    pub symbol_mrr10: Option<f64>,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub overall: Metrics,
+    pub repos: BTreeMap<String, Metrics>,
+    /// Queries that name none of their gold files, stems or symbols.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_hints: Option<Metrics>,
+    pub mode: String,
+}
+
+/// One query's outcome (for `--per-query`).
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryOutcome {
+    pub id: String,
+    pub repo: String,
+    pub query: String,
+    pub files: Vec<String>,
+    pub gold_files: Vec<String>,
+    pub rr: f64,
+    pub symbol_rank: Option<usize>,
+    pub ms: f64,
+    #[serde(skip)]
+    hinted: bool,
+    #[serde(skip)]
+    recall: [f64; 3],
+    #[serde(skip)]
+    acc5: bool,
+    #[serde(skip)]
+    p5: f64,
+    #[serde(skip)]
+    has_symbols: bool,
+}
+
+pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| EngineError::Usage(format!("cannot read {}: {e}", path.display())))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: EvalQuery = serde_json::from_str(line)
+            .map_err(|e| EngineError::Usage(format!("{}:{}: not an eval query: {e}", path.display(), i + 1)))?;
+        out.push(q);
+    }
+    Ok(out)
+}
+
+/// Run the evaluation. `log` receives one line per indexing step.
+pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Result<EvalReport> {
+    let queries = read_queries(&opts.file)?;
+    // Group by repository, then by the commit to index, in commit order.
+    let mut by_repo: BTreeMap<String, Vec<EvalQuery>> = BTreeMap::new();
+    for q in queries {
+        by_repo.entry(q.repo.clone()).or_default().push(q);
+    }
+    let mut outcomes: Vec<QueryOutcome> = Vec::new();
+    for (repo, mut qs) in by_repo {
+        if let Some(n) = opts.max_queries {
+            qs.truncate(n);
+        }
+        let path = opts.repos.get(&repo).cloned();
+        let mut groups: BTreeMap<Option<String>, Vec<EvalQuery>> = BTreeMap::new();
+        for q in qs {
+            let sha = if opts.at_parent { q.parent_sha.clone().or(q.base_sha.clone()) } else { q.base_sha.clone() };
+            groups.entry(sha).or_default().push(q);
+        }
+        let mut ordered: Vec<(Option<String>, Vec<EvalQuery>, i64)> = Vec::new();
+        for (sha, qs) in groups {
+            let time = match (&path, &sha) {
+                (Some(p), Some(s)) => GitRepo::open(p)?.resolve(s)?.time,
+                _ => 0,
+            };
+            ordered.push((sha, qs, time));
+        }
+        ordered.sort_by_key(|(_, _, t)| *t);
+        for (sha, qs, _) in ordered {
+            let dir = home::index_dir(&settings.home, &repo);
+            match &path {
+                Some(p) => {
+                    let started = Instant::now();
+                    let r = index::index(
+                        settings,
+                        &IndexRequest {
+                            source: p.display().to_string(),
+                            rev: sha.clone(),
+                            name: Some(repo.clone()),
+                        },
+                        &NoProgress,
+                    )?;
+                    log(&format!(
+                        "{repo} @ {}: {} files, {} processed in {:.1}s",
+                        sha.as_deref().map(|s| &s[..s.len().min(10)]).unwrap_or("HEAD"),
+                        r.files,
+                        r.processed,
+                        started.elapsed().as_secs_f64()
+                    ));
+                }
+                None => {
+                    let store = EmbeddedStore::open(&dir)?;
+                    let state = store.state()?;
+                    if sha.is_some() && state.commit != sha {
+                        return Err(EngineError::Usage(format!(
+                            "{repo}: the index is not at {}; give its path with --repo {repo}=PATH",
+                            sha.unwrap_or_default()
+                        )));
+                    }
+                }
+            }
+            let store = EmbeddedStore::open(&dir)?;
+            for q in &qs {
+                outcomes.push(run_query(settings, &store, &repo, q, opts.mode)?);
+            }
+        }
+    }
+    if let Some(path) = &opts.per_query {
+        let mut text = String::new();
+        for o in &outcomes {
+            text.push_str(&serde_json::to_string(o).unwrap_or_default());
+            text.push('\n');
+        }
+        std::fs::write(path, text).map_err(|e| EngineError::Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let mut repos = BTreeMap::new();
+    let names: Vec<String> = {
+        let mut n: Vec<String> = outcomes.iter().map(|o| o.repo.clone()).collect();
+        n.dedup();
+        n
+    };
+    for name in names {
+        let subset: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.repo == name).collect();
+        repos.insert(name, metrics(&subset));
+    }
+    let all: Vec<&QueryOutcome> = outcomes.iter().collect();
+    let unhinted: Vec<&QueryOutcome> = outcomes.iter().filter(|o| !o.hinted).collect();
+    let has_hint_fields = unhinted.len() < outcomes.len();
+    Ok(EvalReport {
+        overall: metrics(&all),
+        repos,
+        no_hints: has_hint_fields.then(|| metrics(&unhinted)),
+        mode: match opts.mode {
+            EvalMode::Engine => "engine".into(),
+            EvalMode::Baseline => "baseline".into(),
+        },
+    })
+}
+
+fn run_query(settings: &Settings, store: &EmbeddedStore, repo: &str, q: &EvalQuery, mode: EvalMode) -> Result<QueryOutcome> {
+    let started = Instant::now();
+    let files: Vec<String> = match mode {
+        EvalMode::Baseline => {
+            let lq = LexicalQuery {
+                text: q.query.clone(),
+                limit: 10,
+                weights: ken_store::FieldWeights { body: 1.0, symbol: 0.0, path: 0.0, doc: 0.0 },
+                ..Default::default()
+            };
+            store.search_files(&lq)?.into_iter().map(|h| h.path).collect()
+        }
+        EvalMode::Engine => {
+            let req = SearchRequest { query: q.query.clone(), limit: 10, filters: Filters::default(), files: true };
+            search_store(store, repo, None, &req, &settings.rank)?.into_iter().map(|h| h.path).collect()
+        }
+    };
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let symbol_rank = if q.gold_symbols.is_empty() || mode == EvalMode::Baseline {
+        None
+    } else {
+        let req = SearchRequest { query: q.query.clone(), limit: 10, filters: Filters::default(), files: false };
+        let hits = search_store(store, repo, None, &req, &settings.rank)?;
+        hits.iter().position(|h| q.gold_symbols.iter().any(|g| symbol_matches(h, g))).map(|p| p + 1)
+    };
+    let gold = &q.gold_files;
+    let found_in = |k: usize| gold.iter().filter(|g| files.iter().take(k).any(|f| f == *g)).count();
+    let recall = |k: usize| if gold.is_empty() { 0.0 } else { found_in(k) as f64 / gold.len() as f64 };
+    let rr = files
+        .iter()
+        .take(10)
+        .position(|f| gold.contains(f))
+        .map(|p| 1.0 / (p + 1) as f64)
+        .unwrap_or(0.0);
+    let (recall, acc5, p5) = ([recall(1), recall(5), recall(10)], !gold.is_empty() && found_in(5) == gold.len(), found_in(5) as f64 / 5.0);
+    Ok(QueryOutcome {
+        id: q.id.clone(),
+        repo: repo.to_string(),
+        query: q.query.clone(),
+        files,
+        gold_files: gold.clone(),
+        rr,
+        symbol_rank,
+        ms,
+        hinted: q.mentions_path.unwrap_or(false) || q.mentions_stem.unwrap_or(false) || q.mentions_symbol.unwrap_or(false),
+        recall,
+        acc5,
+        p5,
+        has_symbols: !q.gold_symbols.is_empty() && mode != EvalMode::Baseline,
+    })
+}
+
+/// A chunk hit names a gold symbol: same path, and the same qualified name
+/// or a range holding the symbol's lines (at the indexed commit) that is
+/// not the module chunk.
+pub fn symbol_matches(h: &Hit, g: &GoldSymbol) -> bool {
+    if h.path != g.path {
+        return false;
+    }
+    if !g.qualname.is_empty() && h.symbol.as_deref() == Some(g.qualname.as_str()) {
+        return true;
+    }
+    let (Some(start), Some(end)) = (g.start_at_base.or(g.start), g.end_at_base.or(g.end)) else {
+        return false;
+    };
+    h.kind != ken_core::ChunkKind::Module && h.start_line <= start && h.end_line >= end
+}
+
+fn metrics(outcomes: &[&QueryOutcome]) -> Metrics {
+    let n = outcomes.len();
+    if n == 0 {
+        return Metrics::default();
+    }
+    let mean = |f: &dyn Fn(&QueryOutcome) -> f64| outcomes.iter().map(|o| f(o)).sum::<f64>() / n as f64;
+    let with_symbols: Vec<&&QueryOutcome> = outcomes.iter().filter(|o| o.has_symbols).collect();
+    let (hit1, smrr) = if with_symbols.is_empty() {
+        (None, None)
+    } else {
+        let m = with_symbols.len() as f64;
+        let hit1 = with_symbols.iter().filter(|o| o.symbol_rank == Some(1)).count() as f64 / m;
+        let mrr = with_symbols.iter().map(|o| o.symbol_rank.map(|r| 1.0 / r as f64).unwrap_or(0.0)).sum::<f64>() / m;
+        (Some(round(hit1)), Some(round(mrr)))
+    };
+    let mut ms: Vec<f64> = outcomes.iter().map(|o| o.ms).collect();
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
+    Metrics {
+        queries: n,
+        mrr10: round(mean(&|o| o.rr)),
+        recall1: round(mean(&|o| o.recall[0])),
+        recall5: round(mean(&|o| o.recall[1])),
+        recall10: round(mean(&|o| o.recall[2])),
+        acc5: round(mean(&|o| if o.acc5 { 1.0 } else { 0.0 })),
+        p5: round(mean(&|o| o.p5)),
+        symbol_hit1: hit1,
+        symbol_mrr10: smrr,
+        p50_ms: round(pct(0.5)),
+        p95_ms: round(pct(0.95)),
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,385 @@
+//! The indexing pipeline: resolve the source, list its files, compare with
+//! what the index holds, and re-process only what changed.
+//!
+//! Readers and parsers run on worker threads; one writer applies batches to
+//! the store. Every batch is atomic, so a killed run leaves the last
+//! committed index searchable and the next run picks up where it stopped
+//! (files whose stored id already matches are not redone).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use ken_core::Language;
+use ken_source::{Entry, GitRepo, ListOptions, Listing, SkipReason};
+use ken_store::{Batch, EmbeddedStore, FileContent, FileUpdate, IndexState, Store};
+use serde::Serialize;
+
+use crate::{EngineError, Result, Settings, home};
+
+/// What to index.
+#[derive(Debug, Clone, Default)]
+pub struct IndexRequest {
+    /// A path (working tree or git directory) or a clone URL; `.` when empty.
+    pub source: String,
+    /// A commit to index instead of the working tree.
+    pub rev: Option<String>,
+    /// The index's name (default: the folder or URL's last component).
+    pub name: Option<String>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IndexReport {
+    pub name: String,
+    pub commit: Option<String>,
+    pub worktree: bool,
+    pub up_to_date: bool,
+    /// Files of the snapshot that are indexed (after the run).
+    pub files: u64,
+    pub added: u64,
+    pub modified: u64,
+    pub deleted: u64,
+    pub renamed: u64,
+    /// Files read and parsed by this run.
+    pub processed: u64,
+    pub chunks: u64,
+    pub bytes: u64,
+    /// Files of the snapshot left out, by reason.
+    pub skipped: BTreeMap<String, u64>,
+    /// A few examples per skip reason.
+    pub skipped_examples: BTreeMap<String, Vec<String>>,
+    pub warnings: Vec<String>,
+    pub elapsed_ms: u64,
+}
+
+/// Progress of a run, for a bar or a log. Called from the writer thread.
+pub trait Progress {
+    fn begin(&self, _files: u64, _bytes: u64) {}
+    fn advance(&self, _files: u64, _bytes: u64, _chunks: u64) {}
+    fn note(&self, _message: &str) {}
+    fn end(&self) {}
+}
+
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Where file contents are read from.
+#[derive(Clone)]
+enum Reader {
+    Git(GitRepo),
+    Worktree(PathBuf),
+}
+
+impl Reader {
+    fn read(&self, e: &Entry) -> std::result::Result<Vec<u8>, String> {
+        match self {
+            Reader::Git(repo) => repo.read_blob(&e.id).map_err(|err| err.to_string()),
+            Reader::Worktree(root) => ken_source::read_worktree_file(root, &e.path).map_err(|err| err.to_string()),
+        }
+    }
+}
+
+/// The resolved snapshot to index.
+struct Target {
+    name: String,
+    source_label: String,
+    reader: Reader,
+    commit: Option<ken_source::CommitInfo>,
+    worktree: bool,
+}
+
+fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
+    let source = if req.source.is_empty() { "." } else { req.source.as_str() };
+    if ken_source::is_url(source) {
+        let name = req.name.clone().unwrap_or_else(|| ken_source::repo_name_from_url(source));
+        let dest = home::clone_dir(&settings.home, &name);
+        let default_rev = ken_source::clone_or_fetch(source, &dest, settings.git_token.as_deref())?;
+        let repo = GitRepo::open(&dest)?;
+        let commit = repo.resolve(req.rev.as_deref().unwrap_or(&default_rev))?;
+        return Ok(Target {
+            name,
+            source_label: ken_source::redact(source),
+            reader: Reader::Git(repo),
+            commit: Some(commit),
+            worktree: false,
+        });
+    }
+    let path = Path::new(source);
+    let repo = GitRepo::open(path)?;
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let name = req.name.clone().unwrap_or_else(|| default_name(&abs, repo.workdir().is_some()));
+    let label = abs.display().to_string();
+    match (&req.rev, repo.workdir().map(Path::to_path_buf)) {
+        (Some(rev), _) => {
+            let commit = repo.resolve(rev)?;
+            Ok(Target { name, source_label: label, reader: Reader::Git(repo), commit: Some(commit), worktree: false })
+        }
+        (None, Some(workdir)) => {
+            let commit = repo.head()?;
+            Ok(Target { name, source_label: label, reader: Reader::Worktree(workdir), commit, worktree: true })
+        }
+        (None, None) => {
+            let commit = repo.resolve("HEAD")?;
+            Ok(Target { name, source_label: label, reader: Reader::Git(repo), commit: Some(commit), worktree: false })
+        }
+    }
+}
+
+/// `/src/flask` → `flask`; a bare `/srv/flask.git` → `flask`; `/x/flask/.git` → `flask`.
+fn default_name(abs: &Path, has_workdir: bool) -> String {
+    let file = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mut name = file(abs).unwrap_or_else(|| "repo".into());
+    if name == ".git" || (!has_workdir && name == "repo") {
+        if let Some(parent) = abs.parent().and_then(file) {
+            name = parent;
+        }
+    }
+    name.strip_suffix(".git").map(str::to_string).unwrap_or(name)
+}
+
+/// Index (or update the index of) a repository.
+pub fn index(settings: &Settings, req: &IndexRequest, progress: &dyn Progress) -> Result<IndexReport> {
+    let started = Instant::now();
+    let target = resolve(settings, req)?;
+    let dir = home::index_dir(&settings.home, &target.name);
+    let mut store = EmbeddedStore::open_for_writing(&dir)?;
+    let mut report = IndexReport {
+        name: target.name.clone(),
+        commit: target.commit.as_ref().map(|c| c.sha.clone()),
+        worktree: target.worktree,
+        ..Default::default()
+    };
+    let previous = store.state()?;
+    if !target.worktree
+        && previous.commit == report.commit
+        && !previous.worktree
+        && previous.pending.is_none()
+    {
+        report.up_to_date = true;
+        fill_counts(&store, &mut report, &Listing::default())?;
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        return Ok(report);
+    }
+
+    let opts = ListOptions { max_file_bytes: settings.max_file_bytes };
+    let listing = match (&target.reader, &target.commit) {
+        (Reader::Worktree(root), _) => ken_source::list_worktree(root, &opts)?,
+        (Reader::Git(repo), Some(c)) => repo.list_commit(&c.sha, &opts)?,
+        (Reader::Git(_), None) => return Err(EngineError::Internal("a git snapshot without a commit".into())),
+    };
+
+    let pending_label = report.commit.clone().unwrap_or_else(|| "working tree".into());
+    store.set_state(&IndexState { pending: Some(pending_label), ..previous.clone() })?;
+
+    // Compare with what is stored.
+    let stored: HashMap<String, (String, bool)> = store
+        .files()?
+        .into_iter()
+        .map(|f| (f.path, (f.id, f.skip.is_none())))
+        .collect();
+    let listed: HashSet<&str> = listing.entries.iter().map(|e| e.path.as_str()).collect();
+    let deletes: Vec<String> = stored.keys().filter(|p| !listed.contains(p.as_str())).cloned().collect();
+    let todo: Vec<&Entry> = listing
+        .entries
+        .iter()
+        .filter(|e| stored.get(&e.path).is_none_or(|(id, _)| *id != e.id))
+        .collect();
+    let deleted_ids: HashSet<&str> = deletes.iter().filter_map(|p| stored.get(p)).map(|(id, _)| id.as_str()).collect();
+    for e in &todo {
+        if stored.contains_key(&e.path) {
+            report.modified += 1;
+        } else if deleted_ids.contains(e.id.as_str()) {
+            report.renamed += 1;
+        } else {
+            report.added += 1;
+        }
+    }
+    report.deleted = (deletes.len() as u64).saturating_sub(report.renamed);
+
+    let total_bytes: u64 = todo.iter().map(|e| e.size).sum();
+    progress.begin(todo.len() as u64, total_bytes);
+    if !deletes.is_empty() {
+        store.write_batch(Batch { upserts: Vec::new(), deletes })?;
+    }
+    process(settings, &target.reader, &todo, &mut store, progress, &mut report)?;
+    progress.end();
+
+    store.set_state(&IndexState {
+        name: Some(target.name.clone()),
+        commit: report.commit.clone(),
+        commit_time: target.commit.as_ref().map(|c| c.time),
+        worktree: target.worktree,
+        source: Some(target.source_label.clone()),
+        indexed_at: Some(now()),
+        pending: None,
+    })?;
+    store.finish()?;
+    fill_counts(&store, &mut report, &listing)?;
+    if listing.entries.is_empty() && listing.skipped.is_empty() {
+        report.warnings.push("nothing to index: the snapshot has no files".into());
+    }
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Skip counts over the whole snapshot: what the listing left out plus the
+/// files the store holds as skipped (by content).
+fn fill_counts(store: &EmbeddedStore, report: &mut IndexReport, listing: &Listing) -> Result<()> {
+    let stats = store.stats()?;
+    report.files = stats.files;
+    let mut add = |reason: &str, path: &str| {
+        *report.skipped.entry(reason.to_string()).or_default() += 1;
+        let ex = report.skipped_examples.entry(reason.to_string()).or_default();
+        if ex.len() < 3 {
+            ex.push(path.to_string());
+        }
+    };
+    for (path, reason) in &listing.skipped {
+        add(reason.name(), path);
+    }
+    for f in store.files()? {
+        if let Some(reason) = &f.skip {
+            add(reason, &f.path);
+        }
+    }
+    Ok(())
+}
+
+const BATCH_FILES: usize = 1000;
+const BATCH_BYTES: usize = 16 << 20;
+
+/// Read, filter and parse `todo` on worker threads; write batches here.
+fn process(
+    settings: &Settings,
+    reader: &Reader,
+    todo: &[&Entry],
+    store: &mut EmbeddedStore,
+    progress: &dyn Progress,
+    report: &mut IndexReport,
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let workers = settings.threads.clamp(1, 16);
+    let (tx, rx) = mpsc::sync_channel::<(FileUpdate, Vec<String>)>(256);
+    std::thread::scope(|scope| -> Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            let reader = reader.clone();
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(entry) = todo.get(i) else { break };
+                    let out = prepare(settings, &reader, entry);
+                    if tx.send(out).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut batch = Batch::default();
+        let mut batch_bytes = 0usize;
+        let (mut files, mut bytes, mut chunks) = (0u64, 0u64, 0u64);
+        let mut diagnostics = 0u64;
+        let mut result = Ok(());
+        for (update, warnings) in rx {
+            if result.is_err() {
+                continue; // drain so workers finish
+            }
+            files += 1;
+            bytes += update.size;
+            if let FileContent::Indexed { syntax, .. } = &update.content {
+                chunks += syntax.chunks.len() as u64;
+                diagnostics += syntax.diagnostics.len() as u64;
+            }
+            for w in warnings {
+                if report.warnings.len() < 20 {
+                    report.warnings.push(w);
+                }
+            }
+            batch_bytes += update.size as usize;
+            batch.upserts.push(update);
+            if batch.upserts.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
+                result = store.write_batch(std::mem::take(&mut batch)).map_err(EngineError::from);
+                batch_bytes = 0;
+            }
+            progress.advance(files, bytes, chunks);
+        }
+        result?;
+        if !batch.is_empty() {
+            store.write_batch(batch)?;
+        }
+        report.processed = files;
+        report.bytes = bytes;
+        report.chunks = chunks;
+        if diagnostics > 0 {
+            report
+                .warnings
+                .push(format!("{diagnostics} parse notes (files fell back to line windows or were cut); see `ken status`"));
+        }
+        Ok(())
+    })
+}
+
+/// Read one file and turn it into an update; never fails (a failure is a skip).
+fn prepare(settings: &Settings, reader: &Reader, entry: &Entry) -> (FileUpdate, Vec<String>) {
+    let language = Language::from_path(&entry.path);
+    let skipped = |reason: SkipReason| FileUpdate {
+        path: entry.path.clone(),
+        id: entry.id.clone(),
+        language,
+        size: entry.size,
+        content: FileContent::Skipped { reason: reason.name().to_string() },
+    };
+    let bytes = match reader.read(entry) {
+        Ok(b) => b,
+        Err(e) => return (skipped(SkipReason::Unreadable), vec![format!("{}: {e}", entry.path)]),
+    };
+    if let Some(reason) = ken_source::skip_by_content(&bytes) {
+        return (skipped(reason), Vec::new());
+    }
+    let mut warnings = Vec::new();
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            warnings.push(format!(
+                "{}: not valid UTF-8 (byte {}); indexed with replacement characters",
+                entry.path,
+                e.utf8_error().valid_up_to()
+            ));
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    let syntax = ken_syntax::parse_file(&entry.path, &text, &settings.chunk);
+    let update = FileUpdate {
+        path: entry.path.clone(),
+        id: entry.id.clone(),
+        language,
+        size: text.len() as u64,
+        content: FileContent::Indexed { text, syntax },
+    };
+    (update, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names() {
+        assert_eq!(default_name(Path::new("/src/flask"), true), "flask");
+        assert_eq!(default_name(Path::new("/srv/flask.git"), false), "flask");
+        assert_eq!(default_name(Path::new("/x/flask/.git"), false), "flask");
+        assert_eq!(default_name(Path::new("/m/pallets+flask/repo"), false), "pallets+flask");
+    }
+}

@@ -1,0 +1,17 @@
+//! The engine: the only place that combines sources, syntax and stores.
+//!
+//! Indexing ([`index`]), retrieval and fusion ([`search`]), evaluation
+//! ([`eval`]) and status ([`status`]). Synchronous, plain structs in and out;
+//! no terminal, no wire format (the binary owns those).
+
+pub mod error;
+pub mod eval;
+pub mod home;
+pub mod index;
+pub mod query;
+pub mod search;
+pub mod settings;
+pub mod status;
+
+pub use error::{EngineError, Result};
+pub use settings::Settings;

@@ -1,0 +1,377 @@
+//! Retrieval and fusion.
+//!
+//! Per repository, four lists are made: exact symbol hits (from identifiers
+//! found anywhere in the query), prefix/substring symbol hits, BM25 over
+//! chunks and BM25 over whole files. True exact hits are pinned above the
+//! rest; everything else is merged with weighted Reciprocal Rank Fusion
+//! (k = 60) and multiplied by priors (trivial bodies, non-code files, tests).
+//! Overlapping results (a class and its own method) are collapsed.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use globset::{Glob, GlobSetBuilder};
+use ken_core::{Filters, Hit, Language, Signals};
+use ken_store::{EmbeddedStore, FieldWeights, LexicalQuery, Store, StoredChunk, SymbolTier};
+use serde::Serialize;
+
+use crate::query::{QueryIdent, identifiers};
+use crate::{EngineError, Result, Settings, home};
+
+/// Ranking constants. Chosen on the dev evaluation sets (see BENCHMARKS.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct RankParams {
+    /// RRF constant.
+    pub k: f32,
+    pub w_bm25: f32,
+    pub w_file: f32,
+    pub w_symbol: f32,
+    pub w_partial: f32,
+    /// Candidates taken from each list.
+    pub candidates: usize,
+    /// Most exact hits pinned per query.
+    pub max_pinned: usize,
+    pub trivial_prior: f32,
+    pub prose_prior: f32,
+    pub test_prior: f32,
+    #[serde(skip)]
+    pub fields: FieldWeights,
+}
+
+impl Default for RankParams {
+    fn default() -> Self {
+        RankParams {
+            k: 60.0,
+            w_bm25: 1.0,
+            w_file: 1.0,
+            w_symbol: 1.0,
+            w_partial: 0.3,
+            candidates: 200,
+            max_pinned: 5,
+            trivial_prior: 0.7,
+            prose_prior: 0.8,
+            test_prior: 0.9,
+            fields: FieldWeights::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchRequest {
+    pub query: String,
+    pub limit: usize,
+    pub filters: Filters,
+    /// One result per file (its best chunk).
+    pub files: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub query: String,
+    pub took_ms: u64,
+    pub hits: Vec<Hit>,
+    /// Things the user should know (partial coverage...).
+    pub notes: Vec<String>,
+}
+
+/// Search every selected repository.
+pub fn search(settings: &Settings, req: &SearchRequest) -> Result<SearchResponse> {
+    let started = Instant::now();
+    let repos = home::select_repos(&settings.home, &req.filters.repos)?;
+    let mut all: Vec<Hit> = Vec::new();
+    let mut notes = Vec::new();
+    for (name, dir) in repos {
+        let store = EmbeddedStore::open(&dir)?;
+        let state = store.state()?;
+        if let Some(p) = &state.pending {
+            notes.push(format!("{name}: an index run towards {p} did not finish; results may mix versions (run `ken index` again)"));
+        }
+        let mut hits = search_store(&store, &name, state.commit.as_deref(), req, &settings.rank)?;
+        all.append(&mut hits);
+    }
+    all.sort_by(|a, b| b.pinned.cmp(&a.pinned).then(b.score.total_cmp(&a.score)));
+    all.truncate(req.limit);
+    Ok(SearchResponse {
+        query: req.query.clone(),
+        took_ms: started.elapsed().as_millis() as u64,
+        hits: all,
+        notes,
+    })
+}
+
+/// A candidate during fusion.
+#[derive(Debug, Default, Clone)]
+struct Candidate {
+    fused: f32,
+    pinned: Option<(SymbolTier, usize)>,
+    signals: Signals,
+}
+
+/// Search one repository's store.
+pub fn search_store(
+    store: &dyn Store,
+    repo: &str,
+    commit: Option<&str>,
+    req: &SearchRequest,
+    p: &RankParams,
+) -> Result<Vec<Hit>> {
+    let allowed = allowed_paths(store, &req.filters)?;
+    let allowed_set: Option<HashSet<&str>> = allowed.as_ref().map(|v| v.iter().map(String::as_str).collect());
+    let lex = LexicalQuery {
+        text: req.query.clone(),
+        limit: p.candidates,
+        languages: req.filters.languages.clone(),
+        paths: allowed.clone(),
+        weights: p.fields,
+    };
+    let mut cands: HashMap<u64, Candidate> = HashMap::new();
+    let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
+
+    // BM25 over chunks.
+    for (i, h) in store.search_chunks(&lex)?.iter().enumerate() {
+        let c = cands.entry(h.chunk_id).or_default();
+        c.fused += rrf(p.w_bm25, i + 1);
+        c.signals.set("bm25", i as u32 + 1, h.score);
+    }
+
+    // Symbols.
+    let idents = identifiers(&req.query);
+    let mut exact_order: Vec<(u64, SymbolTier, bool)> = Vec::new();
+    let mut partial_rank = 0usize;
+    for QueryIdent { text, strong } in &idents {
+        for m in store.lookup_symbols(text, 50)? {
+            if let Some(set) = &allowed_set
+                && !set.contains(m.path.as_str())
+            {
+                continue;
+            }
+            let c = cands.entry(m.chunk_id).or_default();
+            match m.tier {
+                SymbolTier::Exact | SymbolTier::ExactFolded => {
+                    let rank = exact_order.len() + 1;
+                    if c.signals.get("exact").is_none() {
+                        c.signals.set("exact", rank as u32, if m.tier == SymbolTier::Exact { 1.0 } else { 0.9 });
+                        c.fused += rrf(p.w_symbol, rank);
+                        exact_order.push((m.chunk_id, m.tier, *strong));
+                    }
+                }
+                tier => {
+                    partial_rank += 1;
+                    if c.signals.get(tier.name()).is_none() {
+                        c.signals.set(tier.name(), partial_rank as u32, 0.5);
+                        c.fused += rrf(p.w_partial, partial_rank);
+                    }
+                }
+            }
+        }
+    }
+
+    // BM25 over whole files: lifts every candidate of a well-ranked file,
+    // and brings in files no chunk list found.
+    let file_hits = store.search_files(&LexicalQuery { limit: p.candidates / 2, ..lex.clone() })?;
+    let file_rank: HashMap<&str, (usize, f32)> =
+        file_hits.iter().enumerate().map(|(i, h)| (h.path.as_str(), (i + 1, h.score))).collect();
+
+    // Load candidates (languages are filtered here for symbol hits).
+    let ids: Vec<u64> = cands.keys().copied().collect();
+    let mut chunks: HashMap<u64, StoredChunk> = store.chunks(&ids)?.into_iter().map(|c| (c.id, c)).collect();
+    let mut covered_files: HashSet<String> = HashSet::new();
+    for c in chunks.values() {
+        covered_files.insert(c.path.clone());
+    }
+    for h in file_hits.iter().take(50) {
+        if covered_files.contains(&h.path) {
+            continue;
+        }
+        if let Some(first) = store.chunks_of_file(&h.path)?.into_iter().next() {
+            cands.entry(first.id).or_default();
+            chunks.insert(first.id, first);
+        }
+    }
+    let lang_ok = |l: Language| req.filters.languages.is_empty() || req.filters.languages.contains(&l);
+
+    let mut scored: Vec<(u64, Candidate)> = Vec::new();
+    for (id, mut c) in cands {
+        let Some(chunk) = chunks.get(&id) else { continue };
+        if !lang_ok(chunk.language) {
+            continue;
+        }
+        if let Some((rank, score)) = file_rank.get(chunk.path.as_str()) {
+            c.fused += rrf(p.w_file, *rank);
+            c.signals.set("file", *rank as u32, *score);
+        }
+        c.fused *= prior(chunk, p);
+        scored.push((id, c));
+    }
+
+    // Pin true exact hits: a strong identifier's exact matches, ordered by
+    // tier then by how well the rest of the query agrees.
+    let mut pinned: Vec<(u64, SymbolTier, f32)> = Vec::new();
+    for (id, tier, strong) in &exact_order {
+        if *strong && let Some((_, c)) = scored.iter().find(|(i, _)| i == id) {
+            pinned.push((*id, *tier, c.fused));
+        }
+    }
+    // Case-exact matches win; folded ones (`app_context` for `AppContext`)
+    // are pinned only when nothing matches exactly.
+    if pinned.iter().any(|(_, t, _)| *t == SymbolTier::Exact) {
+        pinned.retain(|(_, t, _)| *t == SymbolTier::Exact);
+    }
+    pinned.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)));
+    pinned.truncate(p.max_pinned);
+    for (pos, (id, tier, _)) in pinned.iter().enumerate() {
+        if let Some((_, c)) = scored.iter_mut().find(|(i, _)| i == id) {
+            c.pinned = Some((*tier, pos));
+        }
+    }
+    scored.sort_by(|a, b| {
+        let key = |c: &Candidate| c.pinned.map(|(_, pos)| pos);
+        match (key(&a.1), key(&b.1)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => b.1.fused.total_cmp(&a.1.fused).then(a.0.cmp(&b.0)),
+        }
+    });
+
+    // Collapse: drop a chunk that contains, or is contained in, a better one of the same file.
+    let mut kept: Vec<(u64, Candidate)> = Vec::new();
+    let mut seen_files: HashSet<&str> = HashSet::new();
+    for (id, c) in scored {
+        let chunk = &chunks[&id];
+        if req.files {
+            if !seen_files.insert(chunk.path.as_str()) {
+                continue;
+            }
+        } else if kept.iter().any(|(kid, _)| overlaps(&chunks[kid], chunk)) {
+            continue;
+        }
+        kept.push((id, c));
+        if kept.len() >= req.limit {
+            break;
+        }
+    }
+
+    Ok(kept
+        .into_iter()
+        .map(|(id, c)| {
+            let chunk = &chunks[&id];
+            to_hit(repo, commit, chunk, &c)
+        })
+        .collect())
+}
+
+fn overlaps(a: &StoredChunk, b: &StoredChunk) -> bool {
+    a.path == b.path
+        && ((a.start_line <= b.start_line && a.end_line >= b.end_line)
+            || (b.start_line <= a.start_line && b.end_line >= a.end_line))
+}
+
+/// Static priors: trivial bodies, prose and tests rank lower.
+fn prior(c: &StoredChunk, p: &RankParams) -> f32 {
+    let mut f = 1.0;
+    if c.trivial {
+        f *= p.trivial_prior;
+    }
+    if !c.language.is_code() {
+        f *= p.prose_prior;
+    }
+    if is_test_path(&c.path) {
+        f *= p.test_prior;
+    }
+    f
+}
+
+/// Paths that hold tests by the usual conventions.
+pub fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    lower.split('/').any(|d| matches!(d, "test" | "tests" | "testing" | "__tests__" | "spec" | "specs"))
+        || file.starts_with("test_")
+        || file.ends_with("_test.go")
+        || file.ends_with("_test.py")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || file.ends_with("_spec.rb")
+        || file.ends_with("test.java")
+}
+
+/// Resolve path globs to the set of indexed paths they allow.
+fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<String>>> {
+    if filters.path_globs.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for g in &filters.path_globs {
+        let glob = Glob::new(g).map_err(|e| EngineError::Usage(format!("bad --path glob `{g}`: {e}")))?;
+        b.add(glob);
+        // `src/` or `src` means everything under it too
+        if !g.contains('*') {
+            let dir = format!("{}/**", g.trim_end_matches('/'));
+            if let Ok(glob) = Glob::new(&dir) {
+                b.add(glob);
+            }
+        }
+    }
+    let set = b.build().map_err(|e| EngineError::Usage(e.to_string()))?;
+    Ok(Some(
+        store
+            .files()?
+            .into_iter()
+            .filter(|f| f.skip.is_none() && set.is_match(&f.path))
+            .map(|f| f.path)
+            .collect(),
+    ))
+}
+
+const SNIPPET_LINES: usize = 8;
+
+fn to_hit(repo: &str, commit: Option<&str>, chunk: &StoredChunk, c: &Candidate) -> Hit {
+    let snippet: String = chunk
+        .text
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take(SNIPPET_LINES)
+        .map(|l| if l.len() > 200 { &l[..l.floor_char_boundary(200)] } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Hit {
+        chunk_id: chunk.id,
+        repo: repo.to_string(),
+        path: chunk.path.clone(),
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        language: chunk.language,
+        kind: chunk.kind,
+        symbol: chunk.qualname.clone().or_else(|| chunk.symbol.clone()),
+        signature: chunk.signature.clone(),
+        doc: chunk.doc.clone(),
+        score: c.fused + if c.pinned.is_some() { 1.0 } else { 0.0 },
+        pinned: c.pinned.is_some(),
+        signals: c.signals.clone(),
+        commit: commit.map(str::to_string),
+        authors: Vec::new(),
+        snippet,
+    }
+}
+
+/// Where the index of `name` lives (for callers that open stores themselves).
+pub fn index_path(settings: &Settings, name: &str) -> PathBuf {
+    home::index_dir(&settings.home, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_paths() {
+        assert!(is_test_path("tests/test_basic.py"));
+        assert!(is_test_path("src/foo_test.go"));
+        assert!(is_test_path("lib/__tests__/x.js"));
+        assert!(is_test_path("test/app.router.js"));
+        assert!(!is_test_path("src/flask/app.py"));
+        assert!(!is_test_path("crates/core/testutil.rs"));
+    }
+}

@@ -1,0 +1,35 @@
+//! Settings, resolved once by the caller (config file < environment < flags)
+//! and passed in: nothing in the engine reads the environment.
+
+use std::path::PathBuf;
+
+use ken_syntax::ChunkOptions;
+
+use crate::search::RankParams;
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where indexes, clones and models live.
+    pub home: PathBuf,
+    /// Files larger than this are skipped (and reported).
+    pub max_file_bytes: u64,
+    pub chunk: ChunkOptions,
+    /// Worker threads for reading and parsing.
+    pub threads: usize,
+    /// Token for cloning private repositories (never printed or stored).
+    pub git_token: Option<String>,
+    pub rank: RankParams,
+}
+
+impl Settings {
+    pub fn new(home: PathBuf) -> Settings {
+        Settings {
+            home,
+            max_file_bytes: ken_source::DEFAULT_MAX_FILE_BYTES,
+            chunk: ChunkOptions::default(),
+            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            git_token: None,
+            rank: RankParams::default(),
+        }
+    }
+}

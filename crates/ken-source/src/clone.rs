@@ -1,0 +1,149 @@
+//! Cloning (and later fetching) a remote repository by URL.
+//!
+//! A token for private repositories is handed to git through a credentials
+//! callback: it never appears in the URL written to the clone's config, in
+//! messages, or in logs.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use crate::SourceError;
+
+/// Does `s` name a remote repository rather than a local path?
+pub fn is_url(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    ["https://", "http://", "ssh://", "git://", "file://"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+        || is_scp_like(s)
+}
+
+/// `git@github.com:owner/repo.git`
+fn is_scp_like(s: &str) -> bool {
+    match s.split_once(':') {
+        Some((host, rest)) => {
+            host.contains('@') && !host.contains('/') && !rest.starts_with("//") && !rest.is_empty()
+        }
+        None => false,
+    }
+}
+
+/// The default index name for a URL: its last path component without `.git`.
+pub fn repo_name_from_url(url: &str) -> String {
+    let trimmed = url.trim_end_matches('/');
+    let last = trimmed.rsplit(['/', ':']).next().unwrap_or(trimmed);
+    let name = last.strip_suffix(".git").unwrap_or(last);
+    if name.is_empty() { "repo".to_string() } else { name.to_string() }
+}
+
+/// Remove `user:password@` from a URL before it is shown anywhere.
+pub fn redact(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && let Some((userinfo, host)) = rest.split_once('@')
+        && !userinfo.contains('/')
+    {
+        return format!("{scheme}://***@{host}");
+    }
+    url.to_string()
+}
+
+/// Clone `url` into `dest` (no checkout: files are read from the object
+/// database), or fetch new commits if `dest` already holds the clone.
+/// Returns the revision to index by default (the remote's HEAD).
+pub fn clone_or_fetch(url: &str, dest: &Path, token: Option<&str>) -> Result<String, SourceError> {
+    let shown = redact(url);
+    let fail = |e: &dyn std::fmt::Display| SourceError::Clone {
+        url: shown.clone(),
+        message: scrub(&e.to_string(), token),
+    };
+    let interrupt = AtomicBool::new(false);
+    if dest.join(".git").exists() {
+        let repo = gix::open(dest).map_err(|e| fail(&e))?;
+        let remote = repo
+            .find_remote("origin")
+            .map_err(|e| fail(&e))?;
+        let mut conn = remote
+            .connect(gix::remote::Direction::Fetch)
+            .map_err(|e| fail(&e))?;
+        if let Some(t) = token {
+            conn.set_credentials(credentials(t.to_string()));
+        }
+        conn.prepare_fetch(gix::progress::Discard, Default::default())
+            .map_err(|e| fail(&e))?
+            .receive(gix::progress::Discard, &interrupt)
+            .map_err(|e| fail(&e))?;
+    } else {
+        std::fs::create_dir_all(dest).map_err(|source| SourceError::Io {
+            path: dest.to_path_buf(),
+            source,
+        })?;
+        let mut prep = gix::prepare_clone(url, dest).map_err(|e| fail(&e))?;
+        if let Some(t) = token {
+            let t = t.to_string();
+            prep = prep.configure_connection(move |c| {
+                c.set_credentials(credentials(t.clone()));
+                Ok(())
+            });
+        }
+        let result = prep.fetch_only(gix::progress::Discard, &interrupt);
+        if let Err(e) = result {
+            let _ = std::fs::remove_dir_all(dest);
+            return Err(fail(&e));
+        }
+    }
+    let repo = gix::open(dest).map_err(|e| fail(&e))?;
+    for rev in ["refs/remotes/origin/HEAD", "HEAD"] {
+        if repo.rev_parse_single(rev).is_ok() {
+            return Ok(rev.to_string());
+        }
+    }
+    Err(SourceError::EmptyRepository(shown))
+}
+
+fn credentials(
+    token: String,
+) -> impl FnMut(gix::credentials::helper::Action) -> gix::Result<Option<gix::credentials::protocol::Outcome>> {
+    move |action| match action {
+        gix::credentials::helper::Action::Get(ctx) => Ok(Some(gix::credentials::protocol::Outcome {
+            identity: gix::sec::identity::Account {
+                username: "x-access-token".into(),
+                password: token.clone(),
+                oauth_refresh_token: None,
+            },
+            next: ctx.into(),
+        })),
+        _ => Ok(None),
+    }
+}
+
+fn scrub(message: &str, token: Option<&str>) -> String {
+    match token {
+        Some(t) if !t.is_empty() => message.replace(t, "***"),
+        _ => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_names() {
+        assert!(is_url("https://github.com/pallets/flask"));
+        assert!(is_url("git@github.com:pallets/flask.git"));
+        assert!(is_url("file:///tmp/x"));
+        assert!(!is_url("/tmp/x"));
+        assert!(!is_url("./flask"));
+        assert!(!is_url("C:/repo"));
+        assert_eq!(repo_name_from_url("https://github.com/pallets/flask.git"), "flask");
+        assert_eq!(repo_name_from_url("git@github.com:pallets/flask.git"), "flask");
+        assert_eq!(repo_name_from_url("https://github.com/pallets/flask/"), "flask");
+    }
+
+    #[test]
+    fn secrets_never_shown() {
+        assert_eq!(redact("https://me:s3cret@github.com/x/y"), "https://***@github.com/x/y");
+        assert_eq!(redact("https://github.com/x/y"), "https://github.com/x/y");
+        assert_eq!(scrub("auth failed for s3cret", Some("s3cret")), "auth failed for ***");
+    }
+}

@@ -1,0 +1,205 @@
+//! The tantivy half of the embedded store: BM25 over chunks and over whole files.
+//!
+//! Both indexes are derived data: SQLite is the source of truth and either
+//! index can be rebuilt from it. Documents are keyed by `path` so a file's
+//! documents are replaced with one delete-by-term.
+
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::schema::Value;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use super::tokenizer;
+use crate::{FieldWeights, LexicalQuery, Result};
+
+#[derive(Clone, Copy)]
+pub(crate) struct Fields {
+    pub chunk_id: Field,
+    pub path_key: Field,
+    pub lang: Field,
+    pub body: Field,
+    pub symbol: Field,
+    pub path: Field,
+    pub doc: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(tokenizer::CODE)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        chunk_id: b.add_u64_field("chunk_id", INDEXED | FAST | STORED),
+        path_key: b.add_text_field("path_key", STRING | STORED),
+        lang: b.add_text_field("lang", STRING),
+        body: b.add_text_field("body", text.clone()),
+        symbol: b.add_text_field("symbol", text.clone()),
+        path: b.add_text_field("path", text.clone()),
+        doc: b.add_text_field("doc", text),
+    };
+    (b.build(), fields)
+}
+
+/// One tantivy index (chunks or files) with its reader and, when writing, its writer.
+pub(crate) struct LexicalIndex {
+    index: Index,
+    reader: IndexReader,
+    writer: Option<IndexWriter>,
+    pub fields: Fields,
+}
+
+/// What one document holds.
+pub(crate) struct LexDoc<'a> {
+    pub chunk_id: u64,
+    pub path: &'a str,
+    pub lang: &'a str,
+    pub body: &'a str,
+    pub symbol: &'a str,
+    pub doc: &'a str,
+}
+
+impl LexicalIndex {
+    pub fn open(dir: &Path) -> Result<LexicalIndex> {
+        std::fs::create_dir_all(dir)?;
+        let (schema, fields) = schema();
+        let directory = tantivy::directory::MmapDirectory::open(dir)?;
+        let index = Index::open_or_create(directory, schema)?;
+        index.tokenizers().register(tokenizer::CODE, tokenizer::analyzer());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(LexicalIndex {
+            index,
+            reader,
+            writer: None,
+            fields,
+        })
+    }
+
+    pub fn start_writing(&mut self, memory: usize) -> Result<()> {
+        if self.writer.is_none() {
+            self.writer = Some(self.index.writer_with_num_threads(1, memory)?);
+        }
+        Ok(())
+    }
+
+    fn writer(&mut self) -> &mut IndexWriter {
+        self.writer.as_mut().expect("start_writing is called before any write")
+    }
+
+    pub fn delete_path(&mut self, path: &str) {
+        let term = Term::from_field_text(self.fields.path_key, path);
+        self.writer().delete_term(term);
+    }
+
+    pub fn add(&mut self, d: &LexDoc<'_>) -> Result<()> {
+        let f = self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_u64(f.chunk_id, d.chunk_id);
+        doc.add_text(f.path_key, d.path);
+        doc.add_text(f.lang, d.lang);
+        doc.add_text(f.body, d.body);
+        doc.add_text(f.symbol, d.symbol);
+        doc.add_text(f.path, d.path);
+        doc.add_text(f.doc, d.doc);
+        self.writer().add_document(doc)?;
+        Ok(())
+    }
+
+    pub fn commit(&mut self, payload: &str) -> Result<()> {
+        let writer = self.writer();
+        let mut prepared = writer.prepare_commit()?;
+        prepared.set_payload(payload);
+        prepared.commit()?;
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Top documents for `q`, as (chunk id, score).
+    pub fn search(&self, q: &LexicalQuery) -> Result<Vec<(u64, f32)>> {
+        let Some(query) = self.build_query(q, q.weights) else {
+            return Ok(Vec::new());
+        };
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(q.limit.max(1)).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let col = searcher
+                .segment_reader(addr.segment_ord)
+                .fast_fields()
+                .u64("chunk_id")?
+                .first_or_default_col(0);
+            out.push((col.get_val(addr.doc_id), score));
+        }
+        Ok(out)
+    }
+
+    /// Top documents for `q`, as (path, score).
+    pub fn search_paths(&self, q: &LexicalQuery) -> Result<Vec<(String, f32)>> {
+        let Some(query) = self.build_query(q, q.weights) else {
+            return Ok(Vec::new());
+        };
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(q.limit.max(1)).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            if let Some(path) = doc.get_first(self.fields.path_key).and_then(|v| v.as_str()) {
+                out.push((path.to_string(), score));
+            }
+        }
+        Ok(out)
+    }
+
+    fn build_query(&self, q: &LexicalQuery, w: FieldWeights) -> Option<Box<dyn Query>> {
+        let f = self.fields;
+        let mut terms = query_terms(&q.text);
+        if terms.is_empty() {
+            return None;
+        }
+        terms.dedup();
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &terms {
+            for (field, weight) in [(f.body, w.body), (f.symbol, w.symbol), (f.path, w.path), (f.doc, w.doc)] {
+                if weight <= 0.0 {
+                    continue;
+                }
+                let tq = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
+                should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), weight))));
+            }
+        }
+        let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(should));
+        let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query)];
+        if !q.languages.is_empty() {
+            let terms = q.languages.iter().map(|l| Term::from_field_text(f.lang, l.name()));
+            must.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
+        }
+        if let Some(paths) = &q.paths {
+            let terms = paths.iter().map(|p| Term::from_field_text(f.path_key, p));
+            must.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
+        }
+        Some(Box::new(BooleanQuery::new(must)))
+    }
+}
+
+/// The analyzed terms of a query, stop words removed (unless nothing else is left).
+pub(crate) fn query_terms(text: &str) -> Vec<String> {
+    let kept: Vec<&str> = ken_core::ident::words(text)
+        .map(|(_, w)| w)
+        .filter(|w| !ken_core::ident::is_stop_word(&w.to_lowercase()))
+        .collect();
+    let source = if kept.is_empty() { text.to_string() } else { kept.join(" ") };
+    let mut terms = tokenizer::query_terms(&source);
+    let mut seen = std::collections::HashSet::new();
+    terms.retain(|t| seen.insert(t.clone()));
+    terms
+}

@@ -1,0 +1,410 @@
+//! The embedded store: one directory per repository holding `index.sqlite`
+//! (the source of truth) and two tantivy indexes derived from it
+//! (`lexical/chunks`, `lexical/files`).
+//!
+//! # Crash safety
+//! A batch is written in three steps:
+//! 1. SQLite: the batch's paths go into `journal`, chunk ids are reserved;
+//! 2. tantivy: the paths' documents are replaced in both indexes, committed;
+//! 3. SQLite: files, content, chunks and symbols are replaced and the journal
+//!    rows removed, in one transaction.
+//!
+//! A crash before 3 leaves SQLite as it was; the next writer finds the
+//! journal, rewrites those paths' tantivy documents from SQLite, and the
+//! index is consistent again (searches meanwhile drop hits SQLite does not
+//! know). Chunk ids are reserved before use and never reused.
+
+mod lexical;
+mod sql;
+pub mod tokenizer;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use ken_core::{Chunk, ChunkKind, Definition};
+use rusqlite::{Connection, params};
+
+pub use self::sql::fold;
+use self::lexical::{LexDoc, LexicalIndex};
+use crate::{
+    Batch, FileContent, FileHit, FileRecord, IndexState, LexicalHit, LexicalQuery, Result, Stats, Store,
+    StoreError, StoredChunk, SymbolMatch,
+};
+
+const CHUNK_WRITER_MEMORY: usize = 64 << 20;
+const FILE_WRITER_MEMORY: usize = 32 << 20;
+
+pub struct EmbeddedStore {
+    dir: PathBuf,
+    conn: Connection,
+    chunk_index: LexicalIndex,
+    file_index: LexicalIndex,
+    /// Held while this store may write: an exclusive lock on `dir/lock`.
+    lock: Option<File>,
+}
+
+impl EmbeddedStore {
+    /// Does `dir` hold an index?
+    pub fn exists(dir: &Path) -> bool {
+        dir.join("index.sqlite").is_file()
+    }
+
+    /// Open for reading (creating an empty index if there is none).
+    pub fn open(dir: &Path) -> Result<EmbeddedStore> {
+        std::fs::create_dir_all(dir)?;
+        let conn = sql::open(&dir.join("index.sqlite"))?;
+        let chunk_index = LexicalIndex::open(&dir.join("lexical/chunks"))?;
+        let file_index = LexicalIndex::open(&dir.join("lexical/files"))?;
+        Ok(EmbeddedStore {
+            dir: dir.to_path_buf(),
+            conn,
+            chunk_index,
+            file_index,
+            lock: None,
+        })
+    }
+
+    /// Open for writing: takes the index's lock (refusing if another writer
+    /// holds it) and repairs what an interrupted writer left behind.
+    pub fn open_for_writing(dir: &Path) -> Result<EmbeddedStore> {
+        std::fs::create_dir_all(dir)?;
+        let lock_path = dir.join("lock");
+        let lock = File::options().create(true).truncate(false).write(true).read(true).open(&lock_path)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                let who = if holder.trim().is_empty() { dir.display().to_string() } else { format!("pid {}", holder.trim()) };
+                return Err(StoreError::Locked(who));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        }
+        lock.set_len(0)?;
+        std::io::Write::write_all(&mut &lock, std::process::id().to_string().as_bytes())?;
+        let mut store = EmbeddedStore::open(dir)?;
+        store.lock = Some(lock);
+        store.chunk_index.start_writing(CHUNK_WRITER_MEMORY)?;
+        store.file_index.start_writing(FILE_WRITER_MEMORY)?;
+        store.recover()?;
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Counts for status reports.
+    pub fn stats(&self) -> Result<Stats> {
+        sql::stats(&self.conn)
+    }
+
+    /// Number of documents in the chunk index (for consistency checks).
+    pub fn lexical_docs(&self) -> u64 {
+        self.chunk_index.num_docs()
+    }
+
+    fn writing(&self) -> Result<()> {
+        if self.lock.is_none() {
+            return Err(StoreError::Other("this store was opened read-only".into()));
+        }
+        Ok(())
+    }
+
+    /// Rewrite the tantivy documents of journaled paths from SQLite.
+    fn recover(&mut self) -> Result<()> {
+        let journaled: Vec<String> = {
+            let mut stmt = self.conn.prepare("SELECT path FROM journal")?;
+            stmt.query_map([], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?
+        };
+        let lexical_lost = self.chunk_index.num_docs() == 0 && sql::stats(&self.conn)?.chunks > 0;
+        let paths: Vec<String> = if lexical_lost {
+            sql::files(&self.conn)?.into_iter().map(|f| f.path).collect()
+        } else {
+            journaled
+        };
+        if paths.is_empty() {
+            return Ok(());
+        }
+        for path in &paths {
+            self.chunk_index.delete_path(path);
+            self.file_index.delete_path(path);
+            let chunks = sql::chunks_of_file(&self.conn, path)?;
+            let names = self.symbol_names(path)?;
+            for c in &chunks {
+                self.chunk_index.add(&LexDoc {
+                    chunk_id: c.id,
+                    path,
+                    lang: c.language.name(),
+                    body: &c.text,
+                    symbol: c.qualname.as_deref().unwrap_or(""),
+                    doc: c.doc.as_deref().unwrap_or(""),
+                })?;
+            }
+            if let (Some(text), Some(first)) = (sql::file_text(&self.conn, path)?, chunks.first()) {
+                self.file_index.add(&LexDoc {
+                    chunk_id: 0,
+                    path,
+                    lang: first.language.name(),
+                    body: &text,
+                    symbol: &names,
+                    doc: "",
+                })?;
+            }
+        }
+        let seq = sql::get_meta(&self.conn, "batch_seq")?.unwrap_or_else(|| "0".into());
+        self.chunk_index.commit(&seq)?;
+        self.file_index.commit(&seq)?;
+        self.conn.execute("DELETE FROM journal", [])?;
+        Ok(())
+    }
+
+    fn symbol_names(&self, path: &str) -> Result<String> {
+        let mut stmt = self.conn.prepare_cached("SELECT qualname FROM symbols WHERE path = ?1")?;
+        let names: Vec<String> = stmt.query_map([path], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?;
+        Ok(names.join(" "))
+    }
+}
+
+/// The smallest chunk holding the whole definition (a real definition chunk
+/// before the module chunk), else the one overlapping it most.
+fn home_chunk(def: &Definition, chunks: &[Chunk]) -> Option<usize> {
+    let covering = chunks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.start_line <= def.start_line && c.end_line >= def.end_line)
+        .min_by_key(|(_, c)| (c.kind == ChunkKind::Module, c.end_line - c.start_line));
+    if let Some((i, _)) = covering {
+        return Some(i);
+    }
+    chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let lo = c.start_line.max(def.start_line);
+            let hi = c.end_line.min(def.end_line);
+            (i, hi.saturating_sub(lo) + u32::from(hi >= lo))
+        })
+        .filter(|(_, overlap)| *overlap > 0)
+        .max_by_key(|(_, overlap)| *overlap)
+        .map(|(i, _)| i)
+}
+
+impl Store for EmbeddedStore {
+    fn state(&self) -> Result<IndexState> {
+        sql::read_state(&self.conn)
+    }
+
+    fn set_state(&mut self, state: &IndexState) -> Result<()> {
+        self.writing()?;
+        sql::write_state(&self.conn, state)
+    }
+
+    fn files(&self) -> Result<Vec<FileRecord>> {
+        sql::files(&self.conn)
+    }
+
+    fn write_batch(&mut self, batch: Batch) -> Result<()> {
+        self.writing()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let paths: Vec<&str> = batch
+            .upserts
+            .iter()
+            .map(|u| u.path.as_str())
+            .chain(batch.deletes.iter().map(String::as_str))
+            .collect();
+        let needed: u64 = batch
+            .upserts
+            .iter()
+            .map(|u| match &u.content {
+                FileContent::Indexed { syntax, .. } => syntax.chunks.len() as u64,
+                FileContent::Skipped { .. } => 0,
+            })
+            .sum();
+
+        // Step 1: journal the paths, reserve chunk ids.
+        let seq: u64;
+        let first_id: u64;
+        {
+            let tx = self.conn.transaction()?;
+            first_id = sql::get_meta(&tx, "next_chunk_id")?.and_then(|v| v.parse().ok()).unwrap_or(1);
+            seq = sql::get_meta(&tx, "batch_seq")?.and_then(|v| v.parse().ok()).unwrap_or(0) + 1;
+            sql::set_meta(&tx, "next_chunk_id", Some(&(first_id + needed).to_string()))?;
+            {
+                let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO journal(path) VALUES (?1)")?;
+                for p in &paths {
+                    stmt.execute([p])?;
+                }
+            }
+            tx.commit()?;
+        }
+
+        // Step 2: the lexical indexes.
+        for p in &paths {
+            self.chunk_index.delete_path(p);
+            self.file_index.delete_path(p);
+        }
+        let mut next_id = first_id;
+        let mut ids: Vec<Vec<u64>> = Vec::with_capacity(batch.upserts.len());
+        for u in &batch.upserts {
+            let FileContent::Indexed { text, syntax } = &u.content else {
+                ids.push(Vec::new());
+                continue;
+            };
+            let lang = u.language.name();
+            let mut file_ids = Vec::with_capacity(syntax.chunks.len());
+            for c in &syntax.chunks {
+                let id = next_id;
+                next_id += 1;
+                file_ids.push(id);
+                self.chunk_index.add(&LexDoc {
+                    chunk_id: id,
+                    path: &u.path,
+                    lang: c.language.name(),
+                    body: &c.text,
+                    symbol: c.qualname.as_deref().unwrap_or(""),
+                    doc: c.doc.as_deref().unwrap_or(""),
+                })?;
+            }
+            let names: Vec<&str> = syntax.definitions.iter().map(|d| d.qualname.as_str()).collect();
+            self.file_index.add(&LexDoc {
+                chunk_id: 0,
+                path: &u.path,
+                lang,
+                body: text,
+                symbol: &names.join(" "),
+                doc: "",
+            })?;
+            ids.push(file_ids);
+        }
+        let payload = seq.to_string();
+        self.chunk_index.commit(&payload)?;
+        self.file_index.commit(&payload)?;
+
+        // Step 3: SQLite, in one transaction.
+        let tx = self.conn.transaction()?;
+        {
+            let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
+            let mut del_symbols = tx.prepare_cached("DELETE FROM symbols WHERE path = ?1")?;
+            let mut del_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
+            for p in &paths {
+                del_chunks.execute([p])?;
+                del_symbols.execute([p])?;
+                del_file.execute([p])?;
+            }
+            let mut ins_file = tx.prepare_cached(
+                "INSERT INTO files(path, blob_id, language, size, skip) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            let mut ins_blob = tx.prepare_cached("INSERT OR IGNORE INTO blobs(id, text) VALUES (?1, ?2)")?;
+            let mut ins_chunk = tx.prepare_cached(
+                "INSERT INTO chunks(id, path, kind, language, symbol, qualname, signature, doc,
+                 start_line, end_line, start_byte, end_byte, trivial, cell, content_hash, text)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            )?;
+            let mut ins_symbol = tx.prepare_cached(
+                "INSERT INTO symbols(name, folded, qualname, qual_folded, kind, path, start_line, end_line, chunk_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for (u, file_ids) in batch.upserts.iter().zip(&ids) {
+                let skip = match &u.content {
+                    FileContent::Skipped { reason } => Some(reason.as_str()),
+                    FileContent::Indexed { .. } => None,
+                };
+                ins_file.execute(params![u.path, u.id, u.language.name(), u.size as i64, skip])?;
+                let FileContent::Indexed { text, syntax } = &u.content else { continue };
+                ins_blob.execute(params![u.id, text])?;
+                for (c, id) in syntax.chunks.iter().zip(file_ids) {
+                    let slice = text.get(c.start_byte as usize..c.end_byte as usize);
+                    let stored_text = if !c.synthetic && slice == Some(c.text.as_str()) {
+                        None
+                    } else {
+                        Some(c.text.as_str())
+                    };
+                    ins_chunk.execute(params![
+                        *id as i64,
+                        u.path,
+                        c.kind.name(),
+                        c.language.name(),
+                        c.symbol,
+                        c.qualname,
+                        c.signature,
+                        c.doc,
+                        c.start_line,
+                        c.end_line,
+                        c.start_byte,
+                        c.end_byte,
+                        c.trivial as i64,
+                        c.cell,
+                        ken_core::content_hash(c.text.as_bytes()),
+                        stored_text,
+                    ])?;
+                }
+                let mut seen = HashSet::new();
+                for d in &syntax.definitions {
+                    let Some(home) = home_chunk(d, &syntax.chunks) else { continue };
+                    if !seen.insert((d.qualname.as_str(), d.start_line)) {
+                        continue;
+                    }
+                    ins_symbol.execute(params![
+                        d.name,
+                        fold(&d.name),
+                        d.qualname,
+                        fold(&d.qualname),
+                        d.kind.name(),
+                        u.path,
+                        d.start_line,
+                        d.end_line,
+                        file_ids[home] as i64,
+                    ])?;
+                }
+            }
+            let mut del_journal = tx.prepare_cached("DELETE FROM journal WHERE path = ?1")?;
+            for p in &paths {
+                del_journal.execute([p])?;
+            }
+        }
+        sql::set_meta(&tx, "batch_seq", Some(&seq.to_string()))?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.writing()?;
+        self.conn
+            .execute("DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)", [])?;
+        self.conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
+        Ok(())
+    }
+
+    fn search_chunks(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>> {
+        Ok(self
+            .chunk_index
+            .search(query)?
+            .into_iter()
+            .map(|(chunk_id, score)| LexicalHit { chunk_id, score })
+            .collect())
+    }
+
+    fn search_files(&self, query: &LexicalQuery) -> Result<Vec<FileHit>> {
+        let hits = self.file_index.search_paths(query)?;
+        Ok(hits.into_iter().map(|(path, score)| FileHit { path, score }).collect())
+    }
+
+    fn lookup_symbols(&self, ident: &str, limit: usize) -> Result<Vec<SymbolMatch>> {
+        sql::lookup_symbols(&self.conn, ident, limit)
+    }
+
+    fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {
+        sql::chunks_by_id(&self.conn, ids)
+    }
+
+    fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>> {
+        sql::chunks_of_file(&self.conn, path)
+    }
+
+    fn file_text(&self, path: &str) -> Result<Option<String>> {
+        sql::file_text(&self.conn, path)
+    }
+}

@@ -1,0 +1,295 @@
+//! The SQLite half of the embedded store: files, content, chunks, symbols,
+//! index state and the write-ahead journal of the lexical index.
+
+use std::path::Path;
+
+use ken_core::{ChunkKind, Language};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::{FileRecord, IndexState, Result, Stats, StoreError, StoredChunk, SymbolMatch, SymbolTier};
+
+const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    blob_id TEXT NOT NULL,
+    language TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    skip TEXT
+);
+CREATE TABLE IF NOT EXISTS blobs (id TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    language TEXT NOT NULL,
+    symbol TEXT,
+    qualname TEXT,
+    signature TEXT,
+    doc TEXT,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    start_byte INTEGER NOT NULL,
+    end_byte INTEGER NOT NULL,
+    trivial INTEGER NOT NULL,
+    cell INTEGER,
+    content_hash TEXT NOT NULL,
+    text TEXT
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS symbols (
+    name TEXT NOT NULL,
+    folded TEXT NOT NULL,
+    qualname TEXT NOT NULL,
+    qual_folded TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    chunk_id INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS symbols_folded ON symbols(folded);
+CREATE INDEX IF NOT EXISTS symbols_qual_folded ON symbols(qual_folded);
+CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
+CREATE TABLE IF NOT EXISTS journal (path TEXT PRIMARY KEY);
+";
+
+/// Fold an identifier for case- and separator-insensitive comparison.
+pub fn fold(s: &str) -> String {
+    s.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+pub(crate) fn open(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.execute_batch(SCHEMA)?;
+    let version: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+        .optional()?;
+    match version.as_deref() {
+        None => {
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema', ?1)",
+                [SCHEMA_VERSION],
+            )?;
+        }
+        Some(SCHEMA_VERSION) => {}
+        Some(_) => return Err(StoreError::Incompatible(path.display().to_string())),
+    }
+    Ok(conn)
+}
+
+pub(crate) fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
+}
+
+pub(crate) fn set_meta(conn: &Connection, key: &str, value: Option<&str>) -> Result<()> {
+    match value {
+        Some(v) => conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+            params![key, v],
+        )?,
+        None => conn.execute("DELETE FROM meta WHERE key = ?1", [key])?,
+    };
+    Ok(())
+}
+
+pub(crate) fn read_state(conn: &Connection) -> Result<IndexState> {
+    match get_meta(conn, "state")? {
+        Some(json) => serde_json::from_str(&json).map_err(|e| StoreError::Other(e.to_string())),
+        None => Ok(IndexState::default()),
+    }
+}
+
+pub(crate) fn write_state(conn: &Connection, state: &IndexState) -> Result<()> {
+    let json = serde_json::to_string(state).map_err(|e| StoreError::Other(e.to_string()))?;
+    set_meta(conn, "state", Some(&json))
+}
+
+pub(crate) fn files(conn: &Connection) -> Result<Vec<FileRecord>> {
+    let mut stmt = conn.prepare("SELECT path, blob_id, language, size, skip FROM files ORDER BY path")?;
+    let rows = stmt.query_map([], |r| {
+        let lang: String = r.get(2)?;
+        Ok(FileRecord {
+            path: r.get(0)?,
+            id: r.get(1)?,
+            language: Language::parse(&lang).unwrap_or(Language::Text),
+            size: r.get::<_, i64>(3)? as u64,
+            skip: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub(crate) fn stats(conn: &Connection) -> Result<Stats> {
+    let count = |sql: &str| -> Result<u64> { Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
+    Ok(Stats {
+        files: count("SELECT count(*) FROM files WHERE skip IS NULL")?,
+        skipped_files: count("SELECT count(*) FROM files WHERE skip IS NOT NULL")?,
+        chunks: count("SELECT count(*) FROM chunks")?,
+        symbols: count("SELECT count(*) FROM symbols")?,
+        bytes: count("SELECT coalesce(sum(size), 0) FROM files WHERE skip IS NULL")?,
+    })
+}
+
+const CHUNK_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
+    c.start_line, c.end_line, c.start_byte, c.end_byte, c.trivial, c.cell, c.content_hash,
+    coalesce(c.text, substr(b.text, c.start_byte + 1, c.end_byte - c.start_byte))";
+
+fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
+    let lang: String = r.get(2)?;
+    let kind: String = r.get(3)?;
+    Ok(StoredChunk {
+        id: r.get::<_, i64>(0)? as u64,
+        path: r.get(1)?,
+        language: Language::parse(&lang).unwrap_or(Language::Text),
+        kind: ChunkKind::parse(&kind).unwrap_or(ChunkKind::Window),
+        symbol: r.get(4)?,
+        qualname: r.get(5)?,
+        signature: r.get(6)?,
+        doc: r.get(7)?,
+        start_line: r.get(8)?,
+        end_line: r.get(9)?,
+        start_byte: r.get(10)?,
+        end_byte: r.get(11)?,
+        trivial: r.get::<_, i64>(12)? != 0,
+        cell: r.get(13)?,
+        content_hash: r.get(14)?,
+        text: r.get::<_, Option<String>>(15)?.unwrap_or_default(),
+    })
+}
+
+pub(crate) fn chunks_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredChunk>> {
+    let mut out = Vec::with_capacity(ids.len());
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.path = c.path
+         JOIN blobs b ON b.id = f.blob_id WHERE c.id = ?1"
+    ))?;
+    for &id in ids {
+        if let Some(c) = stmt.query_row([id as i64], chunk_from_row).optional()? {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn chunks_of_file(conn: &Connection, path: &str) -> Result<Vec<StoredChunk>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.path = c.path
+         JOIN blobs b ON b.id = f.blob_id WHERE c.path = ?1 ORDER BY c.start_byte, c.end_byte DESC"
+    ))?;
+    let rows = stmt.query_map([path], chunk_from_row)?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub(crate) fn file_text(conn: &Connection, path: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT b.text FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1",
+            [path],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+pub(crate) fn lookup_symbols(conn: &Connection, ident: &str, limit: usize) -> Result<Vec<SymbolMatch>> {
+    let folded = fold(ident);
+    if folded.is_empty() {
+        return Ok(Vec::new());
+    }
+    let qualified = ident.contains('.') || ident.contains("::");
+    let qual_ident = ident.replace("::", ".");
+    let mut out: Vec<SymbolMatch> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(SymbolMatch, String)> {
+        let kind: String = r.get(3)?;
+        Ok((
+            SymbolMatch {
+                tier: SymbolTier::Substring,
+                name: r.get(0)?,
+                qualname: r.get(1)?,
+                kind: ChunkKind::parse(&kind).unwrap_or(ChunkKind::Function),
+                path: r.get(4)?,
+                start_line: r.get(5)?,
+                end_line: r.get(6)?,
+                chunk_id: r.get::<_, i64>(7)? as u64,
+            },
+            r.get(2)?,
+        ))
+    };
+    const COLS: &str = "name, qualname, folded, kind, path, start_line, end_line, chunk_id";
+    // Tier 1: exact (name or qualified name, folded); case-exact ranks first.
+    let column = if qualified { "qual_folded" } else { "folded" };
+    let sql = format!("SELECT {COLS} FROM symbols WHERE {column} = ?1 LIMIT ?2");
+    let folded_q = if qualified { fold(&qual_ident) } else { folded.clone() };
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut exact: Vec<SymbolMatch> = stmt
+        .query_map(params![folded_q, limit as i64], row)?
+        .filter_map(|r| r.ok())
+        .map(|(mut m, _)| {
+            let same = if qualified { m.qualname == qual_ident } else { m.name == ident };
+            m.tier = if same { SymbolTier::Exact } else { SymbolTier::ExactFolded };
+            m
+        })
+        .collect();
+    exact.sort_by_key(|m| m.tier);
+    for m in exact {
+        if seen.insert((m.path.clone(), m.start_line, m.qualname.clone())) {
+            out.push(m);
+        }
+    }
+    if out.len() >= limit || qualified || folded.len() < 3 {
+        out.truncate(limit);
+        return Ok(out);
+    }
+    // Tier 2: prefix. Tier 3: substring (identifiers of 4+ characters only).
+    let escaped = folded.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    let tiers: &[(SymbolTier, String)] = &[
+        (SymbolTier::Prefix, format!("{escaped}%")),
+        (SymbolTier::Substring, format!("%{escaped}%")),
+    ];
+    for (tier, pattern) in tiers {
+        if *tier == SymbolTier::Substring && folded.len() < 4 {
+            break;
+        }
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM symbols WHERE folded LIKE ?1 ESCAPE '\\' ORDER BY length(folded) LIMIT ?2"
+        ))?;
+        let rows: Vec<_> = stmt
+            .query_map(params![pattern, limit as i64], row)?
+            .filter_map(|r| r.ok())
+            .collect();
+        for (mut m, _) in rows {
+            if seen.insert((m.path.clone(), m.start_line, m.qualname.clone())) {
+                m.tier = *tier;
+                out.push(m);
+            }
+        }
+        if out.len() >= limit {
+            break;
+        }
+    }
+    out.truncate(limit);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding() {
+        assert_eq!(fold("parse_config"), "parseconfig");
+        assert_eq!(fold("ParseConfig"), "parseconfig");
+        assert_eq!(fold("Flask.do_teardown"), "flask.doteardown");
+    }
+}

@@ -1,0 +1,48 @@
+//! The storage seam.
+//!
+//! A [`Store`] holds one repository's index: its files and their content,
+//! chunks, the symbol table, the lexical index and the index state. The
+//! embedded implementation ([`EmbeddedStore`]: tantivy + SQLite in one
+//! directory) is the default; a PostgreSQL implementation will pass the same
+//! test suite.
+//!
+//! Writes arrive in batches of whole files ([`Batch`]); each batch is atomic:
+//! after a crash at any point the store shows the state before or after the
+//! batch, never a mixture, and the next writer finishes or redoes it.
+
+mod embedded;
+mod error;
+mod types;
+
+pub use embedded::{EmbeddedStore, tokenizer};
+pub use error::StoreError;
+pub use types::*;
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// One repository's index.
+pub trait Store {
+    /// The index state (which commit is indexed, counts...).
+    fn state(&self) -> Result<IndexState>;
+    /// Record the index state; called once a run has written every batch.
+    fn set_state(&mut self, state: &IndexState) -> Result<()>;
+    /// Every file the index knows, indexed or skipped.
+    fn files(&self) -> Result<Vec<FileRecord>>;
+    /// Replace and delete whole files, atomically.
+    fn write_batch(&mut self, batch: Batch) -> Result<()>;
+    /// Housekeeping after a run (drop unreferenced content, merge segments).
+    fn finish(&mut self) -> Result<()>;
+
+    /// BM25 over chunks.
+    fn search_chunks(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>>;
+    /// BM25 over whole files.
+    fn search_files(&self, query: &LexicalQuery) -> Result<Vec<FileHit>>;
+    /// Definitions whose name matches `ident`: exact, then prefix, then substring.
+    fn lookup_symbols(&self, ident: &str, limit: usize) -> Result<Vec<SymbolMatch>>;
+    /// Chunks by id, in the order asked (unknown ids are left out).
+    fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>>;
+    /// Every chunk of a file, in file order.
+    fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>>;
+    /// The indexed content of a file.
+    fn file_text(&self, path: &str) -> Result<Option<String>>;
+}

@@ -1,0 +1,174 @@
+//! Plain data crossing the storage seam.
+
+use ken_core::{ChunkKind, FileSyntax, Language};
+use serde::{Deserialize, Serialize};
+
+/// What is indexed, as recorded after the last complete run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IndexState {
+    /// The repository's name as the user gave it (`flask`, `pallets/flask`).
+    pub name: Option<String>,
+    /// The commit whose files are indexed (HEAD for a working tree).
+    pub commit: Option<String>,
+    /// Committer time of that commit (seconds since the epoch).
+    pub commit_time: Option<i64>,
+    /// True when the working tree was indexed (uncommitted edits included).
+    pub worktree: bool,
+    /// Where the repository came from (a path, or a URL without credentials).
+    pub source: Option<String>,
+    /// When the last run finished (seconds since the epoch).
+    pub indexed_at: Option<i64>,
+    /// A run started towards this commit and has not finished.
+    pub pending: Option<String>,
+}
+
+/// A file the index knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    pub path: String,
+    /// Git blob id of the content that was indexed.
+    pub id: String,
+    pub language: Language,
+    pub size: u64,
+    /// Why it was not indexed (binary, generated...), if it was not.
+    pub skip: Option<String>,
+}
+
+/// One file to (re)write: its content and what the syntax layer made of it,
+/// or only the reason it is skipped.
+#[derive(Debug, Clone)]
+pub struct FileUpdate {
+    pub path: String,
+    pub id: String,
+    pub language: Language,
+    pub size: u64,
+    pub content: FileContent,
+}
+
+#[derive(Debug, Clone)]
+pub enum FileContent {
+    Indexed { text: String, syntax: FileSyntax },
+    Skipped { reason: String },
+}
+
+/// Files to replace and files to delete, applied atomically.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    pub upserts: Vec<FileUpdate>,
+    pub deletes: Vec<String>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty() && self.deletes.is_empty()
+    }
+}
+
+/// A lexical query with its filters.
+#[derive(Debug, Clone, Default)]
+pub struct LexicalQuery {
+    pub text: String,
+    pub limit: usize,
+    /// Only these languages (empty: all).
+    pub languages: Vec<Language>,
+    /// Only these paths (None: all).
+    pub paths: Option<Vec<String>>,
+    pub weights: FieldWeights,
+}
+
+/// Per-field weights of the BM25 query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldWeights {
+    pub body: f32,
+    pub symbol: f32,
+    pub path: f32,
+    pub doc: f32,
+}
+
+impl Default for FieldWeights {
+    fn default() -> Self {
+        FieldWeights {
+            body: 1.0,
+            symbol: 2.0,
+            path: 1.5,
+            doc: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalHit {
+    pub chunk_id: u64,
+    pub score: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileHit {
+    pub path: String,
+    pub score: f32,
+}
+
+/// How a symbol matched the identifier looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SymbolTier {
+    /// The name (or qualified name) equals the identifier, case and all.
+    Exact,
+    /// Equal ignoring case and `_`/`-` separators.
+    ExactFolded,
+    Prefix,
+    Substring,
+}
+
+impl SymbolTier {
+    pub fn name(self) -> &'static str {
+        match self {
+            SymbolTier::Exact | SymbolTier::ExactFolded => "exact",
+            SymbolTier::Prefix => "prefix",
+            SymbolTier::Substring => "substring",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SymbolMatch {
+    pub tier: SymbolTier,
+    pub name: String,
+    pub qualname: String,
+    pub kind: ChunkKind,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The smallest chunk that holds the whole definition.
+    pub chunk_id: u64,
+}
+
+/// A chunk as stored, with its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredChunk {
+    pub id: u64,
+    pub path: String,
+    pub language: Language,
+    pub kind: ChunkKind,
+    pub symbol: Option<String>,
+    pub qualname: Option<String>,
+    pub signature: Option<String>,
+    pub doc: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub trivial: bool,
+    pub cell: Option<u32>,
+    pub content_hash: String,
+    pub text: String,
+}
+
+/// Counts for `ken status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub files: u64,
+    pub skipped_files: u64,
+    pub chunks: u64,
+    pub symbols: u64,
+    pub bytes: u64,
+}

@@ -1,0 +1,100 @@
+//! Syntax-aware chunking: text in; chunks, definitions and diagnostics out.
+//!
+//! [`parse_file`] cuts one file into [`Chunk`](ken_core::Chunk)s (the unit
+//! of retrieval) and lists its [`Definition`](ken_core::Definition)s (the
+//! input of the symbol table). It never fails and never panics: whatever
+//! goes wrong becomes a diagnostic and a line-window fallback.
+//!
+//! ```
+//! use ken_syntax::{ChunkOptions, parse_file};
+//!
+//! let src = "class Greeter:\n    def hello(self):\n        return 'hi'\n";
+//! let fs = parse_file("greet.py", src, &ChunkOptions::default());
+//! assert_eq!(fs.chunks.len(), 1); // a small file is one chunk
+//! assert_eq!(fs.definitions[1].qualname, "Greeter.hello");
+//! ```
+//!
+//! # How files are cut
+//!
+//! - **Code** (14 tree-sitter languages, one generic walker driven by the
+//!   tables in `spec/`): a file of at most `whole_file_chars` characters is
+//!   one `File` chunk. A larger file gets one chunk per top-level definition
+//!   and per member of a class-like definition (methods, nested classes);
+//!   a class-like definition larger than `max_chunk_chars` is stored as a
+//!   synthetic *skeleton* (member bodies replaced by `{ ... }` / `...`). A
+//!   function is never cut unless it is larger than `max_definition_chars`
+//!   (then: line windows that all carry its symbol). Everything outside the
+//!   top-level definitions — imports, constants, statements, comments, and
+//!   one-line types or macros — goes, in file order, into synthetic `Module`
+//!   chunks. Definitions nested in functions stay in their function's chunk.
+//! - **Notebooks**: one `Cell` chunk per code cell, lines counted in the
+//!   code view (see `notebook.rs`).
+//! - **Markdown**: one `Section` per heading. **JSON / YAML / TOML**: whole.
+//! - **Anything else**, and code that cannot be parsed within
+//!   `parse_timeout_ms` or is mostly syntax errors: line windows.
+//!
+//! # Invariants
+//!
+//! - For every chunk with `synthetic == false`,
+//!   `chunk.text == text[start_byte..end_byte]`; lines are 1-based, inclusive.
+//! - A definition's lines run from its first line (Python decorators,
+//!   `export` and `const x =` included; doc comments and `#[attributes]`
+//!   above it not) to its last; its chunk starts earlier, at the first doc
+//!   comment or attribute, so the chunk always contains the definition.
+//! - Qualified names use `.` in every language (`Class.method`,
+//!   `outer.inner`, `tests.fn_name`, `Command.AddCommand`, `res.send`).
+
+mod code;
+mod doc;
+mod lines;
+mod markdown;
+mod notebook;
+mod options;
+mod parse;
+mod skeleton;
+mod spec;
+mod trivial;
+mod walk;
+mod window;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use ken_core::{FileSyntax, Language};
+
+pub use options::ChunkOptions;
+pub use spec::tree_sitter_language;
+
+/// Chunks, definitions and diagnostics of one file. The language comes from
+/// `path` ([`Language::from_path`]). Never fails, never panics.
+pub fn parse_file(path: &str, text: &str, opts: &ChunkOptions) -> FileSyntax {
+    let lang = Language::from_path(path);
+    let opts = opts.sanitized();
+    match catch_unwind(AssertUnwindSafe(|| chunk_file(lang, text, &opts))) {
+        Ok(out) => out,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let mut out = catch_unwind(|| window::whole_or_windows(text, lang, 0, &opts))
+                .unwrap_or_default();
+            out.diagnostics.push(format!(
+                "internal error while chunking ({msg}); fell back to line windows"
+            ));
+            out
+        }
+    }
+}
+
+fn chunk_file(lang: Language, text: &str, opts: &ChunkOptions) -> FileSyntax {
+    match lang {
+        Language::Notebook => notebook::chunk_notebook(text, opts),
+        Language::Markdown => markdown::chunk_markdown(text, opts),
+        Language::Json | Language::Yaml | Language::Toml => {
+            window::whole_or_windows(text, lang, opts.max_chunk_chars, opts)
+        }
+        Language::Text => window::whole_or_windows(text, lang, opts.whole_file_chars, opts),
+        _ => code::chunk_code(lang, text, opts),
+    }
+}

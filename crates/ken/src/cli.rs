@@ -1,0 +1,137 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Kenning answers questions about codebases.
+///
+/// Index a repository once (`ken index`), then search it (`ken search`).
+/// Indexes live under $KEN_HOME (default: the XDG data dir, e.g.
+/// ~/.local/share/ken), one per repository name.
+#[derive(Debug, Parser)]
+#[command(name = "ken", version, about, long_about, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Where indexes live (overrides $KEN_HOME).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Print one JSON object instead of text (for scripts).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print nothing but errors and results.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// When to use colours.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// Colours on a terminal, unless NO_COLOR is set.
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index a repository, or bring its index up to date.
+    ///
+    /// PATH is a working tree (indexed as it is on disk, uncommitted edits
+    /// included) or a git directory (bare or not). URL is cloned over https
+    /// or ssh; a token for private repositories is read from $KEN_GIT_TOKEN
+    /// or $GITHUB_TOKEN and never printed. Re-indexing the same commit does
+    /// no work; moving to another commit re-processes only changed files.
+    Index(IndexArgs),
+    /// Search indexed code: exact symbol matches first, then ranked chunks.
+    Search(SearchArgs),
+    /// Measure retrieval quality on a JSONL query set.
+    Eval(EvalArgs),
+    /// What is indexed, at which commit.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// A path (working tree or git directory) or a clone URL.
+    #[arg(default_value = ".")]
+    pub source: String,
+    /// Index this commit (branch, tag, sha) instead of the working tree.
+    #[arg(long)]
+    pub rev: Option<String>,
+    /// Name of the index (default: the folder or repository name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Skip files larger than this many bytes (default 1 MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub max_file_size: Option<u64>,
+    /// Worker threads for reading and parsing (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for: words, an identifier, or a question.
+    pub query: Vec<String>,
+    /// Number of results.
+    #[arg(short = 'n', long, default_value_t = 10)]
+    pub limit: usize,
+    /// Only these repositories (repeatable).
+    #[arg(long = "repo", value_name = "NAME")]
+    pub repos: Vec<String>,
+    /// Only these languages, e.g. `python`, `rust`, `ts` (repeatable).
+    #[arg(long = "lang", value_name = "LANG")]
+    pub langs: Vec<String>,
+    /// Only paths matching this glob, e.g. `src/**/*.py` or `crates/core` (repeatable).
+    #[arg(long = "path", value_name = "GLOB")]
+    pub paths: Vec<String>,
+    /// One result per file (its best chunk).
+    #[arg(long)]
+    pub files: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// JSONL file, one query a line: {"id","repo","base_sha"?,"query","gold_files",...}.
+    pub file: PathBuf,
+    /// Where a repository is: NAME=PATH (repeatable). NAME is the `repo` field.
+    #[arg(long = "repo", value_name = "NAME=PATH")]
+    pub repos: Vec<String>,
+    /// Index each query's parent_sha (incrementally, in commit order) instead of base_sha.
+    #[arg(long)]
+    pub at_parent: bool,
+    /// `engine` (the full search) or `baseline` (plain whole-file BM25).
+    #[arg(long, value_enum, default_value_t = EvalModeArg::Engine)]
+    pub mode: EvalModeArg,
+    /// Write each query's ranked files to this JSONL file.
+    #[arg(long, value_name = "FILE")]
+    pub per_query: Option<PathBuf>,
+    /// Only the first N queries of each repository.
+    #[arg(long, value_name = "N")]
+    pub max_queries: Option<usize>,
+    /// Override a ranking constant, e.g. `w_file=0.5` (repeatable; for experiments).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum EvalModeArg {
+    Engine,
+    Baseline,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Only these repositories.
+    pub names: Vec<String>,
+}

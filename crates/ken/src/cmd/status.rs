@@ -1,0 +1,43 @@
+use anyhow::Result;
+use ken_engine::Settings;
+use ken_engine::status::status;
+use serde_json::json;
+
+use crate::cli::StatusArgs;
+use crate::output::Output;
+
+pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
+    let repos = status(&settings, &a.names)?;
+    if out.json {
+        out.print_json(&json!({"home": settings.home.display().to_string(), "repos": repos}));
+        return Ok(0);
+    }
+    if repos.is_empty() {
+        println!("nothing indexed under {} yet: run `ken index PATH`", settings.home.display());
+        return Ok(0);
+    }
+    for r in repos {
+        let at = match (&r.state.commit, r.state.worktree) {
+            (Some(c), true) => format!("working tree at {}", &c[..c.len().min(12)]),
+            (Some(c), false) => c[..c.len().min(12)].to_string(),
+            (None, _) => "working tree".into(),
+        };
+        println!("{}  {at}", out.bold(&r.name));
+        println!(
+            "  {} files ({} skipped) · {} chunks · {} symbols · {:.1} MB source · index {:.1} MB",
+            r.stats.files,
+            r.stats.skipped_files,
+            r.stats.chunks,
+            r.stats.symbols,
+            r.stats.bytes as f64 / 1e6,
+            r.index_bytes as f64 / 1e6
+        );
+        if let Some(src) = &r.state.source {
+            println!("  source: {src}");
+        }
+        if let Some(p) = &r.state.pending {
+            println!("  {} an index run towards {p} did not finish: run `ken index` again", out.yellow("note:"));
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,93 @@
+//! Rendering: colours on a terminal only, JSON shapes defined once here.
+
+use std::io::{IsTerminal, Write};
+
+use ken_core::Hit;
+use serde_json::{Value, json};
+
+use crate::cli::ColorChoice;
+
+pub struct Output {
+    pub json: bool,
+    pub color: bool,
+}
+
+impl Output {
+    pub fn new(json: bool, choice: ColorChoice) -> Output {
+        let color = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        };
+        Output { json, color }
+    }
+
+    pub fn paint(&self, code: &str, text: &str) -> String {
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    pub fn bold(&self, t: &str) -> String {
+        self.paint("1", t)
+    }
+    pub fn dim(&self, t: &str) -> String {
+        self.paint("2", t)
+    }
+    pub fn green(&self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    pub fn cyan(&self, t: &str) -> String {
+        self.paint("36", t)
+    }
+    pub fn yellow(&self, t: &str) -> String {
+        self.paint("33", t)
+    }
+
+    /// Print a JSON value on one line.
+    pub fn print_json(&self, v: &Value) {
+        let mut out = std::io::stdout().lock();
+        let _ = serde_json::to_writer(&mut out, v);
+        let _ = writeln!(out);
+    }
+
+    pub fn error(&self, e: &anyhow::Error) {
+        let msg = format!("{e:#}");
+        if self.json {
+            let v = json!({"error": msg});
+            eprintln!("{v}");
+        } else {
+            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let label = if color { "\x1b[31;1merror:\x1b[0m" } else { "error:" };
+            eprintln!("{label} {msg}");
+        }
+    }
+}
+
+/// A search result in the DESIGN.md §2 shape.
+pub fn hit_json(rank: usize, h: &Hit) -> Value {
+    let signals: serde_json::Map<String, Value> = h
+        .signals
+        .0
+        .iter()
+        .map(|(k, s)| (k.clone(), json!({"rank": s.rank, "score": round(s.score)})))
+        .collect();
+    json!({
+        "rank": rank,
+        "repo": h.repo,
+        "path": h.path,
+        "start_line": h.start_line,
+        "end_line": h.end_line,
+        "language": h.language.name(),
+        "kind": h.kind.name(),
+        "symbol": h.symbol,
+        "score": round(h.score),
+        "pinned": h.pinned,
+        "signals": signals,
+        "commit": h.commit,
+        "authors": h.authors.iter().map(|a| json!({"name": a.name, "share": a.share})).collect::<Vec<_>>(),
+        "snippet": h.snippet,
+    })
+}
+
+fn round(x: f32) -> f64 {
+    (x as f64 * 10000.0).round() / 10000.0
+}

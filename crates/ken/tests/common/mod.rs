@@ -1,0 +1,175 @@
+//! Test helpers: real git repositories built by the test, and the real `ken` binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A git repository in a temporary directory.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Repo { dir };
+        r.git(&["init", "-q", "-b", "main"]);
+        r.git(&["config", "user.name", "Ada Lovelace"]);
+        r.git(&["config", "user.email", "ada@example.com"]);
+        r.git(&["config", "commit.gpgsign", "false"]);
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> &Repo {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+        self
+    }
+
+    pub fn remove(&self, rel: &str) -> &Repo {
+        std::fs::remove_file(self.path().join(rel)).unwrap();
+        self
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git").args(args).current_dir(self.path()).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Stage everything and commit; returns the new commit's sha.
+    pub fn commit(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+        self.git(&["rev-parse", "HEAD"])
+    }
+}
+
+/// The `ken` binary with its own home directory.
+pub struct Ken {
+    pub home: tempfile::TempDir,
+}
+
+impl Ken {
+    pub fn new() -> Ken {
+        Ken { home: tempfile::tempdir().unwrap() }
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ken"));
+        c.arg("--home").arg(self.home.path());
+        c.env_remove("KEN_HOME").env("NO_COLOR", "1");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    /// Run, expect success, parse stdout as JSON.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "ken {args:?} failed ({:?}):\n{}\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    pub fn index(&self, args: &[&str]) -> Value {
+        let mut all = vec!["index", "--json"];
+        all.extend_from_slice(args);
+        self.json(&all)
+    }
+
+    pub fn search(&self, args: &[&str]) -> Value {
+        let mut all = vec!["search", "--json"];
+        all.extend_from_slice(args);
+        self.json(&all)
+    }
+
+    pub fn index_dir(&self, name: &str) -> PathBuf {
+        self.home.path().join("repos").join(name)
+    }
+}
+
+/// The paths of a search's results, in order.
+pub fn paths(v: &Value) -> Vec<String> {
+    v["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_string()).collect()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A small realistic Python project.
+pub fn python_project(r: &Repo) {
+    r.write(
+        "src/shop/payments.py",
+        r#""""Payment processing with retries."""
+
+import time
+
+MAX_RETRIES = 3
+
+
+class PaymentError(Exception):
+    """Raised when a payment cannot be completed."""
+
+
+def retry_payment(charge, attempts=MAX_RETRIES):
+    """Call `charge` until it succeeds, waiting longer after each failure."""
+    delay = 0.5
+    for attempt in range(attempts):
+        try:
+            return charge()
+        except PaymentError:
+            time.sleep(delay)
+            delay *= 2
+    raise PaymentError("gave up after %d attempts" % attempts)
+"#,
+    );
+    r.write(
+        "src/shop/session.py",
+        r#""""Session tokens."""
+
+import secrets
+
+
+class SessionStore:
+    """Keeps session tokens and refreshes them before they expire."""
+
+    def __init__(self):
+        self.tokens = {}
+
+    def refresh_token(self, user_id):
+        """Issue a new token for `user_id`, replacing the old one."""
+        token = secrets.token_hex(16)
+        self.tokens[user_id] = token
+        return token
+
+    def revoke(self, user_id):
+        self.tokens.pop(user_id, None)
+"#,
+    );
+    r.write(
+        "README.md",
+        "# Shop\n\nA tiny shop with payments and sessions.\n",
+    );
+}

@@ -1,0 +1,73 @@
+//! `ken eval`: metrics over a JSONL set, computed by hand for a fixture.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn metrics_match_a_hand_computation() {
+    let r = Repo::new();
+    python_project(&r);
+    let base = r.commit("initial");
+    let set = tempfile::NamedTempFile::new().unwrap();
+    let lines = [
+        serde_json::json!({"id": "q1", "repo": "shop", "base_sha": base, "query": "refresh_token",
+            "gold_files": ["src/shop/session.py"],
+            "gold_symbols": [{"path": "src/shop/session.py", "name": "refresh_token", "qualname": "SessionStore.refresh_token", "kind": "method", "start": 12, "end": 16}]}),
+        serde_json::json!({"id": "q2", "repo": "shop", "base_sha": base, "query": "retry a payment with backoff",
+            "gold_files": ["src/shop/payments.py"]}),
+        serde_json::json!({"id": "q3", "repo": "shop", "base_sha": base, "query": "zzzz qqqq",
+            "gold_files": ["src/shop/payments.py"]}),
+    ];
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(set.path(), text).unwrap();
+    let per_query = tempfile::NamedTempFile::new().unwrap();
+    let ken = Ken::new();
+    let repo_arg = format!("shop={}", r.path().display());
+    let out = ken.run(&[
+        "eval",
+        set.path().to_str().unwrap(),
+        "--repo",
+        &repo_arg,
+        "--per-query",
+        per_query.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &v["repos"]["shop"];
+    assert_eq!(m["queries"], 3);
+    // q1 and q2 rank their gold file first, q3 finds nothing
+    assert_eq!(m["mrr@10"], 0.667);
+    assert_eq!(m["recall@1"], 0.667);
+    assert_eq!(m["acc@5"], 0.667);
+    assert_eq!(m["p@5"], 0.133);
+    assert_eq!(m["symbol_hit@1"], 1.0);
+    assert!(m["p50_ms"].is_number() && m["p95_ms"].is_number());
+    assert_eq!(v["overall"]["queries"], 3);
+    let per: Vec<serde_json::Value> = std::fs::read_to_string(per_query.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(per.len(), 3);
+    assert_eq!(per[0]["files"][0], "src/shop/session.py");
+
+    // the baseline mode runs on the same index
+    let out = ken.run(&["eval", set.path().to_str().unwrap(), "--repo", &repo_arg, "--mode", "baseline"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["mode"], "baseline");
+    assert!(v["repos"]["shop"].get("symbol_hit@1").is_none());
+}
+
+#[test]
+fn bad_eval_input() {
+    let ken = Ken::new();
+    let set = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(set.path(), "{not json}\n").unwrap();
+    let out = ken.run(&["eval", set.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(":1: not an eval query"), "{}", stderr(&out));
+    let out = ken.run(&["eval", "/no/such.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+}
