@@ -113,14 +113,14 @@ pub fn is_stop_word(word: &str) -> bool {
 }
 
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing",
-    "done", "each", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is",
-    "it", "its", "me", "more", "most", "my", "no", "not", "now", "of", "on", "only", "or",
-    "other", "our", "out", "over", "should", "so", "some", "such", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up",
-    "use", "used", "uses", "using", "very", "was", "we", "were", "what", "when", "where",
-    "which", "while", "who", "why", "will", "with", "would", "you", "your",
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+    "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "each",
+    "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me",
+    "more", "most", "my", "no", "not", "now", "of", "on", "only", "or", "other", "our", "out",
+    "over", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "too", "up", "use", "used", "uses", "using",
+    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will",
+    "with", "would", "you", "your",
 ];
 
 #[cfg(test)]
@@ -135,16 +135,24 @@ mod tests {
         assert_eq!(split_identifier("parse-config"), ["parse", "config"]);
         assert_eq!(split_identifier("os.path.join"), ["os", "path", "join"]);
         assert_eq!(split_identifier("HTTPServer"), ["http", "server"]);
-        assert_eq!(split_identifier("getHTTPResponse"), ["get", "http", "response"]);
+        assert_eq!(
+            split_identifier("getHTTPResponse"),
+            ["get", "http", "response"]
+        );
         assert_eq!(split_identifier("utf8"), ["utf8"]);
         assert_eq!(split_identifier("__init__"), ["init"]);
-        assert_eq!(split_identifier("Searcher::search_path"), ["searcher", "search", "path"]);
+        assert_eq!(
+            split_identifier("Searcher::search_path"),
+            ["searcher", "search", "path"]
+        );
     }
 
     #[test]
     fn index_tokens_keep_the_whole_identifier() {
         let mut toks = Vec::new();
-        index_tokens("fn parseConfig(x)", |t, p, _, _| toks.push((t.to_string(), p)));
+        index_tokens("fn parseConfig(x)", |t, p, _, _| {
+            toks.push((t.to_string(), p))
+        });
         assert_eq!(
             toks,
             [

@@ -27,5 +27,8 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// Line number (1-based) of a byte offset in `text`.
 pub fn line_of(text: &str, byte: usize) -> u32 {
     let end = byte.min(text.len());
-    1 + text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() as u32
+    1 + text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u32
 }

@@ -131,8 +131,13 @@ pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
         if line.trim().is_empty() {
             continue;
         }
-        let q: EvalQuery = serde_json::from_str(line)
-            .map_err(|e| EngineError::Usage(format!("{}:{}: not an eval query: {e}", path.display(), i + 1)))?;
+        let q: EvalQuery = serde_json::from_str(line).map_err(|e| {
+            EngineError::Usage(format!(
+                "{}:{}: not an eval query: {e}",
+                path.display(),
+                i + 1
+            ))
+        })?;
         out.push(q);
     }
     Ok(out)
@@ -154,7 +159,11 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
         let path = opts.repos.get(&repo).cloned();
         let mut groups: BTreeMap<Option<String>, Vec<EvalQuery>> = BTreeMap::new();
         for q in qs {
-            let sha = if opts.at_parent { q.parent_sha.clone().or(q.base_sha.clone()) } else { q.base_sha.clone() };
+            let sha = if opts.at_parent {
+                q.parent_sha.clone().or(q.base_sha.clone())
+            } else {
+                q.base_sha.clone()
+            };
             groups.entry(sha).or_default().push(q);
         }
         let mut ordered: Vec<(Option<String>, Vec<EvalQuery>, i64)> = Vec::new();
@@ -182,7 +191,9 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
                     )?;
                     log(&format!(
                         "{repo} @ {}: {} files, {} processed in {:.1}s",
-                        sha.as_deref().map(|s| &s[..s.len().min(10)]).unwrap_or("HEAD"),
+                        sha.as_deref()
+                            .map(|s| &s[..s.len().min(10)])
+                            .unwrap_or("HEAD"),
                         r.files,
                         r.processed,
                         started.elapsed().as_secs_f64()
@@ -211,7 +222,8 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
             text.push_str(&serde_json::to_string(o).unwrap_or_default());
             text.push('\n');
         }
-        std::fs::write(path, text).map_err(|e| EngineError::Usage(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(path, text)
+            .map_err(|e| EngineError::Usage(format!("cannot write {}: {e}", path.display())))?;
     }
     let mut repos = BTreeMap::new();
     let names: Vec<String> = {
@@ -237,41 +249,90 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
     })
 }
 
-fn run_query(settings: &Settings, store: &EmbeddedStore, repo: &str, q: &EvalQuery, mode: EvalMode) -> Result<QueryOutcome> {
+fn run_query(
+    settings: &Settings,
+    store: &EmbeddedStore,
+    repo: &str,
+    q: &EvalQuery,
+    mode: EvalMode,
+) -> Result<QueryOutcome> {
     let started = Instant::now();
     let files: Vec<String> = match mode {
         EvalMode::Baseline => {
+            // Like the reference baseline: source files only, file text only.
             let lq = LexicalQuery {
                 text: q.query.clone(),
                 limit: 10,
-                weights: ken_store::FieldWeights { body: 1.0, symbol: 0.0, path: 0.0, doc: 0.0 },
+                languages: ken_core::Language::ALL
+                    .into_iter()
+                    .filter(|l| l.is_code())
+                    .collect(),
+                weights: ken_store::FieldWeights {
+                    body: 1.0,
+                    symbol: 0.0,
+                    path: 0.0,
+                    doc: 0.0,
+                },
                 ..Default::default()
             };
-            store.search_files(&lq)?.into_iter().map(|h| h.path).collect()
+            store
+                .search_files(&lq)?
+                .into_iter()
+                .map(|h| h.path)
+                .collect()
         }
         EvalMode::Engine => {
-            let req = SearchRequest { query: q.query.clone(), limit: 10, filters: Filters::default(), files: true };
-            search_store(store, repo, None, &req, &settings.rank)?.into_iter().map(|h| h.path).collect()
+            let req = SearchRequest {
+                query: q.query.clone(),
+                limit: 10,
+                filters: Filters::default(),
+                files: true,
+            };
+            search_store(store, repo, None, &req, &settings.rank)?
+                .into_iter()
+                .map(|h| h.path)
+                .collect()
         }
     };
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     let symbol_rank = if q.gold_symbols.is_empty() || mode == EvalMode::Baseline {
         None
     } else {
-        let req = SearchRequest { query: q.query.clone(), limit: 10, filters: Filters::default(), files: false };
+        let req = SearchRequest {
+            query: q.query.clone(),
+            limit: 10,
+            filters: Filters::default(),
+            files: false,
+        };
         let hits = search_store(store, repo, None, &req, &settings.rank)?;
-        hits.iter().position(|h| q.gold_symbols.iter().any(|g| symbol_matches(h, g))).map(|p| p + 1)
+        hits.iter()
+            .position(|h| q.gold_symbols.iter().any(|g| symbol_matches(h, g)))
+            .map(|p| p + 1)
     };
     let gold = &q.gold_files;
-    let found_in = |k: usize| gold.iter().filter(|g| files.iter().take(k).any(|f| f == *g)).count();
-    let recall = |k: usize| if gold.is_empty() { 0.0 } else { found_in(k) as f64 / gold.len() as f64 };
+    let found_in = |k: usize| {
+        gold.iter()
+            .filter(|g| files.iter().take(k).any(|f| f == *g))
+            .count()
+    };
+    let recall = |k: usize| {
+        if gold.is_empty() {
+            0.0
+        } else {
+            found_in(k) as f64 / gold.len() as f64
+        }
+    };
     let rr = files
         .iter()
         .take(10)
         .position(|f| gold.contains(f))
         .map(|p| 1.0 / (p + 1) as f64)
         .unwrap_or(0.0);
-    let (recall, acc5, p5) = ([recall(1), recall(5), recall(10)], !gold.is_empty() && found_in(5) == gold.len(), found_in(5) as f64 / 5.0);
+    let (recall, acc5, p5) = (
+        [recall(1), recall(5), recall(10)],
+        !gold.is_empty() && found_in(5) == gold.len(),
+        found_in(5) as f64 / 5.0,
+    );
     Ok(QueryOutcome {
         id: q.id.clone(),
         repo: repo.to_string(),
@@ -281,7 +342,9 @@ fn run_query(settings: &Settings, store: &EmbeddedStore, repo: &str, q: &EvalQue
         rr,
         symbol_rank,
         ms,
-        hinted: q.mentions_path.unwrap_or(false) || q.mentions_stem.unwrap_or(false) || q.mentions_symbol.unwrap_or(false),
+        hinted: q.mentions_path.unwrap_or(false)
+            || q.mentions_stem.unwrap_or(false)
+            || q.mentions_symbol.unwrap_or(false),
         recall,
         acc5,
         p5,
@@ -310,14 +373,23 @@ fn metrics(outcomes: &[&QueryOutcome]) -> Metrics {
     if n == 0 {
         return Metrics::default();
     }
-    let mean = |f: &dyn Fn(&QueryOutcome) -> f64| outcomes.iter().map(|o| f(o)).sum::<f64>() / n as f64;
+    let mean =
+        |f: &dyn Fn(&QueryOutcome) -> f64| outcomes.iter().map(|o| f(o)).sum::<f64>() / n as f64;
     let with_symbols: Vec<&&QueryOutcome> = outcomes.iter().filter(|o| o.has_symbols).collect();
     let (hit1, smrr) = if with_symbols.is_empty() {
         (None, None)
     } else {
         let m = with_symbols.len() as f64;
-        let hit1 = with_symbols.iter().filter(|o| o.symbol_rank == Some(1)).count() as f64 / m;
-        let mrr = with_symbols.iter().map(|o| o.symbol_rank.map(|r| 1.0 / r as f64).unwrap_or(0.0)).sum::<f64>() / m;
+        let hit1 = with_symbols
+            .iter()
+            .filter(|o| o.symbol_rank == Some(1))
+            .count() as f64
+            / m;
+        let mrr = with_symbols
+            .iter()
+            .map(|o| o.symbol_rank.map(|r| 1.0 / r as f64).unwrap_or(0.0))
+            .sum::<f64>()
+            / m;
         (Some(round(hit1)), Some(round(mrr)))
     };
     let mut ms: Vec<f64> = outcomes.iter().map(|o| o.ms).collect();

@@ -70,7 +70,10 @@ pub fn select_repos(home: &Path, names: &[String]) -> Result<Vec<(String, PathBu
     }
     let mut out = Vec::new();
     for n in names {
-        match all.iter().find(|(name, _)| name == n || dir_name(name) == dir_name(n)) {
+        match all
+            .iter()
+            .find(|(name, _)| name == n || dir_name(name) == dir_name(n))
+        {
             Some(r) => out.push(r.clone()),
             None => {
                 let known: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();

@@ -69,7 +69,7 @@ impl Progress for NoProgress {}
 /// Where file contents are read from.
 #[derive(Clone)]
 enum Reader {
-    Git(GitRepo),
+    Git(Box<GitRepo>),
     Worktree(PathBuf),
 }
 
@@ -77,7 +77,9 @@ impl Reader {
     fn read(&self, e: &Entry) -> std::result::Result<Vec<u8>, String> {
         match self {
             Reader::Git(repo) => repo.read_blob(&e.id).map_err(|err| err.to_string()),
-            Reader::Worktree(root) => ken_source::read_worktree_file(root, &e.path).map_err(|err| err.to_string()),
+            Reader::Worktree(root) => {
+                ken_source::read_worktree_file(root, &e.path).map_err(|err| err.to_string())
+            }
         }
     }
 }
@@ -92,9 +94,16 @@ struct Target {
 }
 
 fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
-    let source = if req.source.is_empty() { "." } else { req.source.as_str() };
+    let source = if req.source.is_empty() {
+        "."
+    } else {
+        req.source.as_str()
+    };
     if ken_source::is_url(source) {
-        let name = req.name.clone().unwrap_or_else(|| ken_source::repo_name_from_url(source));
+        let name = req
+            .name
+            .clone()
+            .unwrap_or_else(|| ken_source::repo_name_from_url(source));
         let dest = home::clone_dir(&settings.home, &name);
         let default_rev = ken_source::clone_or_fetch(source, &dest, settings.git_token.as_deref())?;
         let repo = GitRepo::open(&dest)?;
@@ -102,7 +111,7 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
         return Ok(Target {
             name,
             source_label: ken_source::redact(source),
-            reader: Reader::Git(repo),
+            reader: Reader::Git(Box::new(repo)),
             commit: Some(commit),
             worktree: false,
         });
@@ -110,20 +119,41 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
     let path = Path::new(source);
     let repo = GitRepo::open(path)?;
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let name = req.name.clone().unwrap_or_else(|| default_name(&abs, repo.workdir().is_some()));
+    let name = req
+        .name
+        .clone()
+        .unwrap_or_else(|| default_name(&abs, repo.workdir().is_some()));
     let label = abs.display().to_string();
     match (&req.rev, repo.workdir().map(Path::to_path_buf)) {
         (Some(rev), _) => {
             let commit = repo.resolve(rev)?;
-            Ok(Target { name, source_label: label, reader: Reader::Git(repo), commit: Some(commit), worktree: false })
+            Ok(Target {
+                name,
+                source_label: label,
+                reader: Reader::Git(Box::new(repo)),
+                commit: Some(commit),
+                worktree: false,
+            })
         }
         (None, Some(workdir)) => {
             let commit = repo.head()?;
-            Ok(Target { name, source_label: label, reader: Reader::Worktree(workdir), commit, worktree: true })
+            Ok(Target {
+                name,
+                source_label: label,
+                reader: Reader::Worktree(workdir),
+                commit,
+                worktree: true,
+            })
         }
         (None, None) => {
             let commit = repo.resolve("HEAD")?;
-            Ok(Target { name, source_label: label, reader: Reader::Git(repo), commit: Some(commit), worktree: false })
+            Ok(Target {
+                name,
+                source_label: label,
+                reader: Reader::Git(Box::new(repo)),
+                commit: Some(commit),
+                worktree: false,
+            })
         }
     }
 }
@@ -132,16 +162,22 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
 fn default_name(abs: &Path, has_workdir: bool) -> String {
     let file = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
     let mut name = file(abs).unwrap_or_else(|| "repo".into());
-    if name == ".git" || (!has_workdir && name == "repo") {
-        if let Some(parent) = abs.parent().and_then(file) {
-            name = parent;
-        }
+    if (name == ".git" || (!has_workdir && name == "repo"))
+        && let Some(parent) = abs.parent().and_then(file)
+    {
+        name = parent;
     }
-    name.strip_suffix(".git").map(str::to_string).unwrap_or(name)
+    name.strip_suffix(".git")
+        .map(str::to_string)
+        .unwrap_or(name)
 }
 
 /// Index (or update the index of) a repository.
-pub fn index(settings: &Settings, req: &IndexRequest, progress: &dyn Progress) -> Result<IndexReport> {
+pub fn index(
+    settings: &Settings,
+    req: &IndexRequest,
+    progress: &dyn Progress,
+) -> Result<IndexReport> {
     let started = Instant::now();
     let target = resolve(settings, req)?;
     let dir = home::index_dir(&settings.home, &target.name);
@@ -164,15 +200,27 @@ pub fn index(settings: &Settings, req: &IndexRequest, progress: &dyn Progress) -
         return Ok(report);
     }
 
-    let opts = ListOptions { max_file_bytes: settings.max_file_bytes };
+    let opts = ListOptions {
+        max_file_bytes: settings.max_file_bytes,
+    };
     let listing = match (&target.reader, &target.commit) {
         (Reader::Worktree(root), _) => ken_source::list_worktree(root, &opts)?,
         (Reader::Git(repo), Some(c)) => repo.list_commit(&c.sha, &opts)?,
-        (Reader::Git(_), None) => return Err(EngineError::Internal("a git snapshot without a commit".into())),
+        (Reader::Git(_), None) => {
+            return Err(EngineError::Internal(
+                "a git snapshot without a commit".into(),
+            ));
+        }
     };
 
-    let pending_label = report.commit.clone().unwrap_or_else(|| "working tree".into());
-    store.set_state(&IndexState { pending: Some(pending_label), ..previous.clone() })?;
+    let pending_label = report
+        .commit
+        .clone()
+        .unwrap_or_else(|| "working tree".into());
+    store.set_state(&IndexState {
+        pending: Some(pending_label),
+        ..previous.clone()
+    })?;
 
     // Compare with what is stored.
     let stored: HashMap<String, (String, bool)> = store
@@ -181,13 +229,21 @@ pub fn index(settings: &Settings, req: &IndexRequest, progress: &dyn Progress) -
         .map(|f| (f.path, (f.id, f.skip.is_none())))
         .collect();
     let listed: HashSet<&str> = listing.entries.iter().map(|e| e.path.as_str()).collect();
-    let deletes: Vec<String> = stored.keys().filter(|p| !listed.contains(p.as_str())).cloned().collect();
+    let deletes: Vec<String> = stored
+        .keys()
+        .filter(|p| !listed.contains(p.as_str()))
+        .cloned()
+        .collect();
     let todo: Vec<&Entry> = listing
         .entries
         .iter()
         .filter(|e| stored.get(&e.path).is_none_or(|(id, _)| *id != e.id))
         .collect();
-    let deleted_ids: HashSet<&str> = deletes.iter().filter_map(|p| stored.get(p)).map(|(id, _)| id.as_str()).collect();
+    let deleted_ids: HashSet<&str> = deletes
+        .iter()
+        .filter_map(|p| stored.get(p))
+        .map(|(id, _)| id.as_str())
+        .collect();
     for e in &todo {
         if stored.contains_key(&e.path) {
             report.modified += 1;
@@ -202,9 +258,19 @@ pub fn index(settings: &Settings, req: &IndexRequest, progress: &dyn Progress) -
     let total_bytes: u64 = todo.iter().map(|e| e.size).sum();
     progress.begin(todo.len() as u64, total_bytes);
     if !deletes.is_empty() {
-        store.write_batch(Batch { upserts: Vec::new(), deletes })?;
+        store.write_batch(Batch {
+            upserts: Vec::new(),
+            deletes,
+        })?;
     }
-    process(settings, &target.reader, &todo, &mut store, progress, &mut report)?;
+    process(
+        settings,
+        &target.reader,
+        &todo,
+        &mut store,
+        progress,
+        &mut report,
+    )?;
     progress.end();
 
     store.set_state(&IndexState {
@@ -219,7 +285,9 @@ pub fn index(settings: &Settings, req: &IndexRequest, progress: &dyn Progress) -
     store.finish()?;
     fill_counts(&store, &mut report, &listing)?;
     if listing.entries.is_empty() && listing.skipped.is_empty() {
-        report.warnings.push("nothing to index: the snapshot has no files".into());
+        report
+            .warnings
+            .push("nothing to index: the snapshot has no files".into());
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
@@ -239,7 +307,10 @@ fn fill_counts(store: &EmbeddedStore, report: &mut IndexReport, listing: &Listin
     report.files = stats.files;
     let mut add = |reason: &str, path: &str| {
         *report.skipped.entry(reason.to_string()).or_default() += 1;
-        let ex = report.skipped_examples.entry(reason.to_string()).or_default();
+        let ex = report
+            .skipped_examples
+            .entry(reason.to_string())
+            .or_default();
         if ex.len() < 3 {
             ex.push(path.to_string());
         }
@@ -310,7 +381,9 @@ fn process(
             batch_bytes += update.size as usize;
             batch.upserts.push(update);
             if batch.upserts.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
-                result = store.write_batch(std::mem::take(&mut batch)).map_err(EngineError::from);
+                result = store
+                    .write_batch(std::mem::take(&mut batch))
+                    .map_err(EngineError::from);
                 batch_bytes = 0;
             }
             progress.advance(files, bytes, chunks);
@@ -339,11 +412,18 @@ fn prepare(settings: &Settings, reader: &Reader, entry: &Entry) -> (FileUpdate, 
         id: entry.id.clone(),
         language,
         size: entry.size,
-        content: FileContent::Skipped { reason: reason.name().to_string() },
+        content: FileContent::Skipped {
+            reason: reason.name().to_string(),
+        },
     };
     let bytes = match reader.read(entry) {
         Ok(b) => b,
-        Err(e) => return (skipped(SkipReason::Unreadable), vec![format!("{}: {e}", entry.path)]),
+        Err(e) => {
+            return (
+                skipped(SkipReason::Unreadable),
+                vec![format!("{}: {e}", entry.path)],
+            );
+        }
     };
     if let Some(reason) = ken_source::skip_by_content(&bytes) {
         return (skipped(reason), Vec::new());
@@ -380,6 +460,9 @@ mod tests {
         assert_eq!(default_name(Path::new("/src/flask"), true), "flask");
         assert_eq!(default_name(Path::new("/srv/flask.git"), false), "flask");
         assert_eq!(default_name(Path::new("/x/flask/.git"), false), "flask");
-        assert_eq!(default_name(Path::new("/m/pallets+flask/repo"), false), "pallets+flask");
+        assert_eq!(
+            default_name(Path::new("/m/pallets+flask/repo"), false),
+            "pallets+flask"
+        );
     }
 }

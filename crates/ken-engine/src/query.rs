@@ -13,10 +13,35 @@ pub struct QueryIdent {
 
 /// Words that frame a question about code without saying what it is about.
 const FILLER: &[&str] = &[
-    "called", "class", "code", "declared", "define", "defined", "definition", "explain", "find",
-    "function", "functions", "implement", "implementation", "implemented", "implements", "is",
-    "located", "look", "lookup", "me", "method", "methods", "purpose", "show", "struct", "symbol",
-    "type", "work", "works",
+    "called",
+    "class",
+    "code",
+    "declared",
+    "define",
+    "defined",
+    "definition",
+    "explain",
+    "find",
+    "function",
+    "functions",
+    "implement",
+    "implementation",
+    "implemented",
+    "implements",
+    "is",
+    "located",
+    "look",
+    "lookup",
+    "me",
+    "method",
+    "methods",
+    "purpose",
+    "show",
+    "struct",
+    "symbol",
+    "type",
+    "work",
+    "works",
 ];
 
 fn is_filler(w: &str) -> bool {
@@ -34,7 +59,10 @@ pub fn identifiers(query: &str) -> Vec<QueryIdent> {
         if let Some(existing) = out.iter_mut().find(|q| q.text == text) {
             existing.strong |= strong;
         } else {
-            out.push(QueryIdent { text: text.to_string(), strong });
+            out.push(QueryIdent {
+                text: text.to_string(),
+                strong,
+            });
         }
     };
     // `quoted` names
@@ -45,11 +73,17 @@ pub fn identifiers(query: &str) -> Vec<QueryIdent> {
     }
     // tokens with code punctuation: a.b, a::b, f()
     for tok in query.split_whitespace() {
-        let t = tok.trim_matches(|c: char| matches!(c, ',' | ';' | '?' | '!' | '"' | '\'' | '`' | '(' | ')'));
+        let t = tok.trim_matches(|c: char| {
+            matches!(c, ',' | ';' | '?' | '!' | '"' | '\'' | '`' | '(' | ')')
+        });
         let t = t.trim_end_matches("()");
         let dotted = (t.contains('.') || t.contains("::"))
-            && t.split(['.', ':']).filter(|s| !s.is_empty()).all(|s| s.chars().all(|c| c.is_alphanumeric() || c == '_'))
-            && t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && t.split(['.', ':'])
+                .filter(|s| !s.is_empty())
+                .all(|s| s.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            && t.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
             && !t.ends_with('.');
         if dotted {
             push(t, true, &mut out);
@@ -67,9 +101,9 @@ pub fn identifiers(query: &str) -> Vec<QueryIdent> {
         .collect();
     let short = content.len() <= 2;
     for w in &words {
-        if ident::looks_like_identifier(w) {
-            push(w, true, &mut out);
-        } else if short && content.contains(w) && w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()) {
+        let short_content_word =
+            short && content.contains(w) && w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit());
+        if ident::looks_like_identifier(w) || short_content_word {
             push(w, true, &mut out);
         } else if !is_filler(&w.to_lowercase()) && w.len() >= 4 {
             // any other content word may still name a symbol: a weak signal
@@ -84,7 +118,11 @@ mod tests {
     use super::*;
 
     fn strong(q: &str) -> Vec<String> {
-        identifiers(q).into_iter().filter(|i| i.strong).map(|i| i.text).collect()
+        identifiers(q)
+            .into_iter()
+            .filter(|i| i.strong)
+            .map(|i| i.text)
+            .collect()
     }
 
     #[test]
@@ -95,14 +133,21 @@ mod tests {
         assert_eq!(strong("what does debug do"), ["debug"]);
         assert_eq!(strong("where is `parse_config` defined?"), ["parse_config"]);
         assert_eq!(strong("call Flask.run() twice"), ["Flask.run"]);
-        assert_eq!(strong("fix crash in parseConfig when the file is empty"), ["parseConfig"]);
+        assert_eq!(
+            strong("fix crash in parseConfig when the file is empty"),
+            ["parseConfig"]
+        );
         assert!(strong("all teardown callbacks are called despite errors").is_empty());
     }
 
     #[test]
     fn weak_words_are_kept_as_hints() {
         let ids = identifiers("all teardown callbacks are called despite errors");
-        let weak: Vec<_> = ids.iter().filter(|i| !i.strong).map(|i| i.text.as_str()).collect();
+        let weak: Vec<_> = ids
+            .iter()
+            .filter(|i| !i.strong)
+            .map(|i| i.text.as_str())
+            .collect();
         assert_eq!(weak, ["teardown", "callbacks", "despite", "errors"]);
     }
 }

@@ -12,8 +12,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use globset::{Glob, GlobSetBuilder};
-use ken_core::{Filters, Hit, Language, Signals};
-use ken_store::{EmbeddedStore, FieldWeights, LexicalQuery, Store, StoredChunk, SymbolTier};
+use ken_core::{ChunkKind, Filters, Hit, Language, Signals};
+use ken_store::{
+    EmbeddedStore, FieldWeights, LexicalQuery, Store, StoredChunk, SymbolMatch, SymbolTier,
+};
 use serde::Serialize;
 
 use crate::query::{QueryIdent, identifiers};
@@ -28,6 +30,8 @@ pub struct RankParams {
     pub w_file: f32,
     pub w_symbol: f32,
     pub w_partial: f32,
+    /// Exact symbol matches of plain words in longer queries.
+    pub w_weak: f32,
     /// Candidates taken from each list.
     pub candidates: usize,
     /// Most exact hits pinned per query.
@@ -43,10 +47,11 @@ impl Default for RankParams {
     fn default() -> Self {
         RankParams {
             k: 60.0,
-            w_bm25: 1.0,
+            w_bm25: 0.25,
             w_file: 1.0,
-            w_symbol: 1.0,
-            w_partial: 0.3,
+            w_symbol: 0.5,
+            w_partial: 0.1,
+            w_weak: 0.0,
             candidates: 200,
             max_pinned: 5,
             trivial_prior: 0.7,
@@ -104,6 +109,8 @@ pub fn search(settings: &Settings, req: &SearchRequest) -> Result<SearchResponse
 #[derive(Debug, Default, Clone)]
 struct Candidate {
     fused: f32,
+    /// The definition an exact symbol match found in this chunk.
+    definition: Option<SymbolMatch>,
     pinned: Option<(SymbolTier, usize)>,
     signals: Signals,
 }
@@ -117,7 +124,9 @@ pub fn search_store(
     p: &RankParams,
 ) -> Result<Vec<Hit>> {
     let allowed = allowed_paths(store, &req.filters)?;
-    let allowed_set: Option<HashSet<&str>> = allowed.as_ref().map(|v| v.iter().map(String::as_str).collect());
+    let allowed_set: Option<HashSet<&str>> = allowed
+        .as_ref()
+        .map(|v| v.iter().map(String::as_str).collect());
     let lex = LexicalQuery {
         text: req.query.clone(),
         limit: p.candidates,
@@ -139,8 +148,10 @@ pub fn search_store(
     let idents = identifiers(&req.query);
     let mut exact_order: Vec<(u64, SymbolTier, bool)> = Vec::new();
     let mut partial_rank = 0usize;
+    let mut weak_rank = 0usize;
     for QueryIdent { text, strong } in &idents {
-        for m in store.lookup_symbols(text, 50)? {
+        let strong = *strong;
+        for m in store.lookup_symbols(text, 50, strong)? {
             if let Some(set) = &allowed_set
                 && !set.contains(m.path.as_str())
             {
@@ -148,12 +159,29 @@ pub fn search_store(
             }
             let c = cands.entry(m.chunk_id).or_default();
             match m.tier {
+                SymbolTier::Exact | SymbolTier::ExactFolded if !strong => {
+                    // a plain word of a longer query that happens to name a symbol
+                    weak_rank += 1;
+                    if c.signals.get("word_symbol").is_none() {
+                        c.signals.set("word_symbol", weak_rank as u32, 0.5);
+                        c.fused += rrf(p.w_weak, weak_rank);
+                    }
+                }
                 SymbolTier::Exact | SymbolTier::ExactFolded => {
                     let rank = exact_order.len() + 1;
                     if c.signals.get("exact").is_none() {
-                        c.signals.set("exact", rank as u32, if m.tier == SymbolTier::Exact { 1.0 } else { 0.9 });
+                        c.signals.set(
+                            "exact",
+                            rank as u32,
+                            if m.tier == SymbolTier::Exact {
+                                1.0
+                            } else {
+                                0.9
+                            },
+                        );
                         c.fused += rrf(p.w_symbol, rank);
-                        exact_order.push((m.chunk_id, m.tier, *strong));
+                        exact_order.push((m.chunk_id, m.tier, strong));
+                        c.definition = Some(m);
                     }
                 }
                 tier => {
@@ -169,13 +197,20 @@ pub fn search_store(
 
     // BM25 over whole files: lifts every candidate of a well-ranked file,
     // and brings in files no chunk list found.
-    let file_hits = store.search_files(&LexicalQuery { limit: p.candidates / 2, ..lex.clone() })?;
-    let file_rank: HashMap<&str, (usize, f32)> =
-        file_hits.iter().enumerate().map(|(i, h)| (h.path.as_str(), (i + 1, h.score))).collect();
+    let file_hits = store.search_files(&LexicalQuery {
+        limit: p.candidates / 2,
+        ..lex.clone()
+    })?;
+    let file_rank: HashMap<&str, (usize, f32)> = file_hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.path.as_str(), (i + 1, h.score)))
+        .collect();
 
     // Load candidates (languages are filtered here for symbol hits).
     let ids: Vec<u64> = cands.keys().copied().collect();
-    let mut chunks: HashMap<u64, StoredChunk> = store.chunks(&ids)?.into_iter().map(|c| (c.id, c)).collect();
+    let mut chunks: HashMap<u64, StoredChunk> =
+        store.chunks(&ids)?.into_iter().map(|c| (c.id, c)).collect();
     let mut covered_files: HashSet<String> = HashSet::new();
     for c in chunks.values() {
         covered_files.insert(c.path.clone());
@@ -189,11 +224,14 @@ pub fn search_store(
             chunks.insert(first.id, first);
         }
     }
-    let lang_ok = |l: Language| req.filters.languages.is_empty() || req.filters.languages.contains(&l);
+    let lang_ok =
+        |l: Language| req.filters.languages.is_empty() || req.filters.languages.contains(&l);
 
     let mut scored: Vec<(u64, Candidate)> = Vec::new();
     for (id, mut c) in cands {
-        let Some(chunk) = chunks.get(&id) else { continue };
+        let Some(chunk) = chunks.get(&id) else {
+            continue;
+        };
         if !lang_ok(chunk.language) {
             continue;
         }
@@ -287,8 +325,12 @@ fn prior(c: &StoredChunk, p: &RankParams) -> f32 {
 pub fn is_test_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let file = lower.rsplit('/').next().unwrap_or(&lower);
-    lower.split('/').any(|d| matches!(d, "test" | "tests" | "testing" | "__tests__" | "spec" | "specs"))
-        || file.starts_with("test_")
+    lower.split('/').any(|d| {
+        matches!(
+            d,
+            "test" | "tests" | "testing" | "__tests__" | "spec" | "specs"
+        )
+    }) || file.starts_with("test_")
         || file.ends_with("_test.go")
         || file.ends_with("_test.py")
         || file.contains(".test.")
@@ -304,7 +346,8 @@ fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<Stri
     }
     let mut b = GlobSetBuilder::new();
     for g in &filters.path_globs {
-        let glob = Glob::new(g).map_err(|e| EngineError::Usage(format!("bad --path glob `{g}`: {e}")))?;
+        let glob =
+            Glob::new(g).map_err(|e| EngineError::Usage(format!("bad --path glob `{g}`: {e}")))?;
         b.add(glob);
         // `src/` or `src` means everything under it too
         if !g.contains('*') {
@@ -328,25 +371,68 @@ fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<Stri
 const SNIPPET_LINES: usize = 8;
 
 fn to_hit(repo: &str, commit: Option<&str>, chunk: &StoredChunk, c: &Candidate) -> Hit {
-    let snippet: String = chunk
-        .text
+    // An exact hit inside a larger chunk (a small file kept whole) is shown
+    // as the definition itself: its lines, its name.
+    let narrowed = c.definition.as_ref().filter(|d| {
+        !chunk.synthetic
+            && d.start_line >= chunk.start_line
+            && d.end_line <= chunk.end_line
+            && (d.start_line, d.end_line) != (chunk.start_line, chunk.end_line)
+    });
+    let (start_line, end_line, symbol, kind, body): (u32, u32, Option<String>, ChunkKind, String) =
+        match narrowed {
+            Some(d) => {
+                let skip = (d.start_line - chunk.start_line) as usize;
+                let take = (d.end_line - d.start_line + 1) as usize;
+                let body: Vec<&str> = chunk.text.lines().skip(skip).take(take).collect();
+                (
+                    d.start_line,
+                    d.end_line,
+                    Some(d.qualname.clone()),
+                    d.kind,
+                    body.join("\n"),
+                )
+            }
+            None => (
+                chunk.start_line,
+                chunk.end_line,
+                chunk.qualname.clone().or_else(|| chunk.symbol.clone()),
+                chunk.kind,
+                chunk.text.clone(),
+            ),
+        };
+    let snippet: String = body
         .lines()
         .skip_while(|l| l.trim().is_empty())
         .take(SNIPPET_LINES)
-        .map(|l| if l.len() > 200 { &l[..l.floor_char_boundary(200)] } else { l })
+        .map(|l| {
+            if l.len() > 200 {
+                &l[..l.floor_char_boundary(200)]
+            } else {
+                l
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n");
     Hit {
         chunk_id: chunk.id,
         repo: repo.to_string(),
         path: chunk.path.clone(),
-        start_line: chunk.start_line,
-        end_line: chunk.end_line,
+        start_line,
+        end_line,
         language: chunk.language,
-        kind: chunk.kind,
-        symbol: chunk.qualname.clone().or_else(|| chunk.symbol.clone()),
-        signature: chunk.signature.clone(),
-        doc: chunk.doc.clone(),
+        kind,
+        symbol,
+        signature: if narrowed.is_some() {
+            None
+        } else {
+            chunk.signature.clone()
+        },
+        doc: if narrowed.is_some() {
+            None
+        } else {
+            chunk.doc.clone()
+        },
         score: c.fused + if c.pinned.is_some() { 1.0 } else { 0.0 },
         pinned: c.pinned.is_some(),
         signals: c.signals.clone(),

@@ -27,7 +27,9 @@ impl Settings {
             home,
             max_file_bytes: ken_source::DEFAULT_MAX_FILE_BYTES,
             chunk: ChunkOptions::default(),
-            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2),
             git_token: None,
             rank: RankParams::default(),
         }

@@ -33,7 +33,11 @@ pub fn repo_name_from_url(url: &str) -> String {
     let trimmed = url.trim_end_matches('/');
     let last = trimmed.rsplit(['/', ':']).next().unwrap_or(trimmed);
     let name = last.strip_suffix(".git").unwrap_or(last);
-    if name.is_empty() { "repo".to_string() } else { name.to_string() }
+    if name.is_empty() {
+        "repo".to_string()
+    } else {
+        name.to_string()
+    }
 }
 
 /// Remove `user:password@` from a URL before it is shown anywhere.
@@ -59,9 +63,7 @@ pub fn clone_or_fetch(url: &str, dest: &Path, token: Option<&str>) -> Result<Str
     let interrupt = AtomicBool::new(false);
     if dest.join(".git").exists() {
         let repo = gix::open(dest).map_err(|e| fail(&e))?;
-        let remote = repo
-            .find_remote("origin")
-            .map_err(|e| fail(&e))?;
+        let remote = repo.find_remote("origin").map_err(|e| fail(&e))?;
         let mut conn = remote
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fail(&e))?;
@@ -102,16 +104,20 @@ pub fn clone_or_fetch(url: &str, dest: &Path, token: Option<&str>) -> Result<Str
 
 fn credentials(
     token: String,
-) -> impl FnMut(gix::credentials::helper::Action) -> gix::Result<Option<gix::credentials::protocol::Outcome>> {
+) -> impl FnMut(
+    gix::credentials::helper::Action,
+) -> gix::Result<Option<gix::credentials::protocol::Outcome>> {
     move |action| match action {
-        gix::credentials::helper::Action::Get(ctx) => Ok(Some(gix::credentials::protocol::Outcome {
-            identity: gix::sec::identity::Account {
-                username: "x-access-token".into(),
-                password: token.clone(),
-                oauth_refresh_token: None,
-            },
-            next: ctx.into(),
-        })),
+        gix::credentials::helper::Action::Get(ctx) => {
+            Ok(Some(gix::credentials::protocol::Outcome {
+                identity: gix::sec::identity::Account {
+                    username: "x-access-token".into(),
+                    password: token.clone(),
+                    oauth_refresh_token: None,
+                },
+                next: ctx.into(),
+            }))
+        }
         _ => Ok(None),
     }
 }
@@ -135,15 +141,30 @@ mod tests {
         assert!(!is_url("/tmp/x"));
         assert!(!is_url("./flask"));
         assert!(!is_url("C:/repo"));
-        assert_eq!(repo_name_from_url("https://github.com/pallets/flask.git"), "flask");
-        assert_eq!(repo_name_from_url("git@github.com:pallets/flask.git"), "flask");
-        assert_eq!(repo_name_from_url("https://github.com/pallets/flask/"), "flask");
+        assert_eq!(
+            repo_name_from_url("https://github.com/pallets/flask.git"),
+            "flask"
+        );
+        assert_eq!(
+            repo_name_from_url("git@github.com:pallets/flask.git"),
+            "flask"
+        );
+        assert_eq!(
+            repo_name_from_url("https://github.com/pallets/flask/"),
+            "flask"
+        );
     }
 
     #[test]
     fn secrets_never_shown() {
-        assert_eq!(redact("https://me:s3cret@github.com/x/y"), "https://***@github.com/x/y");
+        assert_eq!(
+            redact("https://me:s3cret@github.com/x/y"),
+            "https://***@github.com/x/y"
+        );
         assert_eq!(redact("https://github.com/x/y"), "https://github.com/x/y");
-        assert_eq!(scrub("auth failed for s3cret", Some("s3cret")), "auth failed for ***");
+        assert_eq!(
+            scrub("auth failed for s3cret", Some("s3cret")),
+            "auth failed for ***"
+        );
     }
 }

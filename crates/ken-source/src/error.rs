@@ -10,9 +10,13 @@ pub enum SourceError {
         "{0} is not a git repository (neither a working tree nor a .git directory); run `git init` there and commit, or point at the repository's root"
     )]
     NotARepository(PathBuf),
-    #[error("unknown revision `{rev}` in {repo}: check the name with `git log` (branches, tags and commit ids work)")]
+    #[error(
+        "unknown revision `{rev}` in {repo}: check the name with `git log` (branches, tags and commit ids work)"
+    )]
     UnknownRev { rev: String, repo: String },
-    #[error("the repository {0} has no commits yet: commit something first, or index its working tree without --rev")]
+    #[error(
+        "the repository {0} has no commits yet: commit something first, or index its working tree without --rev"
+    )]
     EmptyRepository(String),
     #[error("could not clone {url}: {message}")]
     Clone { url: String, message: String },

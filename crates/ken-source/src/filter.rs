@@ -115,12 +115,78 @@ const GENERATED_SUFFIXES: &[&str] = &[
 ];
 
 const BINARY_EXTENSIONS: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "icns", "webp", "tif", "tiff", "psd", "pdf",
-    "zip", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "jar", "war", "whl", "egg",
-    "so", "dylib", "dll", "exe", "o", "a", "lib", "obj", "class", "pyc", "pyo", "wasm", "bin",
-    "dat", "db", "sqlite", "sqlite3", "mp3", "mp4", "wav", "ogg", "flac", "avi", "mov", "mkv",
-    "webm", "ttf", "otf", "woff", "woff2", "eot", "npy", "npz", "pkl", "pickle", "h5", "onnx",
-    "safetensors", "pt", "ckpt", "parquet", "xlsx", "xls", "docx", "doc", "pptx", "ppt",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "ico",
+    "icns",
+    "webp",
+    "tif",
+    "tiff",
+    "psd",
+    "pdf",
+    "zip",
+    "gz",
+    "tgz",
+    "bz2",
+    "xz",
+    "zst",
+    "7z",
+    "rar",
+    "tar",
+    "jar",
+    "war",
+    "whl",
+    "egg",
+    "so",
+    "dylib",
+    "dll",
+    "exe",
+    "o",
+    "a",
+    "lib",
+    "obj",
+    "class",
+    "pyc",
+    "pyo",
+    "wasm",
+    "bin",
+    "dat",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "mp3",
+    "mp4",
+    "wav",
+    "ogg",
+    "flac",
+    "avi",
+    "mov",
+    "mkv",
+    "webm",
+    "ttf",
+    "otf",
+    "woff",
+    "woff2",
+    "eot",
+    "npy",
+    "npz",
+    "pkl",
+    "pickle",
+    "h5",
+    "onnx",
+    "safetensors",
+    "pt",
+    "ckpt",
+    "parquet",
+    "xlsx",
+    "xls",
+    "docx",
+    "doc",
+    "pptx",
+    "ppt",
 ];
 
 /// Decide from the path alone. `None` means "look at the content".
@@ -189,7 +255,11 @@ fn looks_minified(head: &[u8]) -> bool {
     if head.len() < 4096 {
         return false;
     }
-    let longest_line = head.split(|&b| b == b'\n').map(<[u8]>::len).max().unwrap_or(0);
+    let longest_line = head
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::len)
+        .max()
+        .unwrap_or(0);
     let spaces = head.iter().filter(|&&b| b == b' ').count();
     longest_line >= 4000 && spaces * 20 < head.len()
 }
@@ -201,7 +271,10 @@ mod tests {
     #[test]
     fn path_rules() {
         assert_eq!(skip_by_path("vendor/x/y.go"), Some(SkipReason::Vendored));
-        assert_eq!(skip_by_path("web/node_modules/a/index.js"), Some(SkipReason::Vendored));
+        assert_eq!(
+            skip_by_path("web/node_modules/a/index.js"),
+            Some(SkipReason::Vendored)
+        );
         assert_eq!(skip_by_path("dist/app.min.js"), Some(SkipReason::Generated));
         assert_eq!(skip_by_path("Cargo.lock"), Some(SkipReason::Generated));
         assert_eq!(skip_by_path("docs/logo.PNG"), Some(SkipReason::Binary));
@@ -217,7 +290,10 @@ mod tests {
             Some(SkipReason::Generated)
         );
         let minified = format!("var a={};", "x".repeat(9000));
-        assert_eq!(skip_by_content(minified.as_bytes()), Some(SkipReason::Generated));
+        assert_eq!(
+            skip_by_content(minified.as_bytes()),
+            Some(SkipReason::Generated)
+        );
         assert_eq!(skip_by_content(b"fn main() {}\n"), None);
         // the marker only counts near the top of the file
         let late = format!("{}// DO NOT EDIT\n", "x = 1\n".repeat(20));

@@ -77,7 +77,9 @@ impl GitRepo {
             repo: self.git_dir.display().to_string(),
         };
         if rev == "HEAD" && repo.head_id().is_err() {
-            return Err(SourceError::EmptyRepository(self.git_dir.display().to_string()));
+            return Err(SourceError::EmptyRepository(
+                self.git_dir.display().to_string(),
+            ));
         }
         let id = repo.rev_parse_single(rev).map_err(|_| unknown())?;
         let commit = id
@@ -123,16 +125,20 @@ impl GitRepo {
                 continue;
             }
             let Ok(path) = String::from_utf8(rec.filepath.to_vec()) else {
-                listing
-                    .skipped
-                    .push((String::from_utf8_lossy(&rec.filepath).into_owned(), SkipReason::BadPath));
+                listing.skipped.push((
+                    String::from_utf8_lossy(&rec.filepath).into_owned(),
+                    SkipReason::BadPath,
+                ));
                 continue;
             };
             let reason = if rec.mode.is_commit() {
                 Some(SkipReason::Submodule)
             } else if rec.mode.is_link() {
                 Some(SkipReason::Symlink)
-            } else if kenignore.as_ref().is_some_and(|m| ignore_rules::is_ignored(m, &path)) {
+            } else if kenignore
+                .as_ref()
+                .is_some_and(|m| ignore_rules::is_ignored(m, &path))
+            {
                 Some(SkipReason::Ignored)
             } else {
                 filter::skip_by_path(&path)
@@ -141,10 +147,11 @@ impl GitRepo {
                 listing.skipped.push((path, r));
                 continue;
             }
-            let size = repo
-                .find_header(rec.oid)
-                .map(|h| h.size())
-                .map_err(git_err)?;
+            // A missing object (a partial or shallow clone) is a skip, not a failure.
+            let Ok(size) = repo.find_header(rec.oid).map(|h| h.size()) else {
+                listing.skipped.push((path, SkipReason::Unreadable));
+                continue;
+            };
             if size > opts.max_file_bytes {
                 listing.skipped.push((path, SkipReason::TooLarge));
                 continue;

@@ -15,8 +15,8 @@ mod worktree;
 pub use clone::{clone_or_fetch, is_url, redact, repo_name_from_url};
 pub use error::SourceError;
 pub use filter::{DEFAULT_MAX_FILE_BYTES, SkipReason, skip_by_content, skip_by_path};
-pub use git::{CommitInfo, GitRepo};
 pub use git::blob_id;
+pub use git::{CommitInfo, GitRepo};
 pub use worktree::{list_worktree, read_worktree_file};
 
 /// A file to index: its repository-relative path (always `/`-separated), its

@@ -40,7 +40,9 @@ pub fn list_worktree(root: &Path, opts: &ListOptions) -> Result<Listing, SourceE
                 continue;
             }
         };
-        let Some(ft) = entry.file_type() else { continue };
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
         if ft.is_dir() {
             continue;
         }
@@ -58,7 +60,10 @@ pub fn list_worktree(root: &Path, opts: &ListOptions) -> Result<Listing, SourceE
             Some(SkipReason::Symlink)
         } else if !ft.is_file() {
             continue;
-        } else if kenignore.as_ref().is_some_and(|m| ignore_rules::is_ignored(m, &path)) {
+        } else if kenignore
+            .as_ref()
+            .is_some_and(|m| ignore_rules::is_ignored(m, &path))
+        {
             Some(SkipReason::Ignored)
         } else {
             filter::skip_by_path(&path)

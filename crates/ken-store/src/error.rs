@@ -5,7 +5,9 @@ pub enum StoreError {
         "another `ken index` is updating this index ({0}); wait for it to finish, or stop it — a killed indexer leaves the index consistent"
     )]
     Locked(String),
-    #[error("the index at {0} was made by a newer or incompatible version of ken; delete it and index again")]
+    #[error(
+        "the index at {0} was made by a newer or incompatible version of ken; delete it and index again"
+    )]
     Incompatible(String),
     #[error("SQLite: {0}")]
     Sql(#[from] rusqlite::Error),

@@ -37,8 +37,9 @@ pub trait Store {
     fn search_chunks(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>>;
     /// BM25 over whole files.
     fn search_files(&self, query: &LexicalQuery) -> Result<Vec<FileHit>>;
-    /// Definitions whose name matches `ident`: exact, then prefix, then substring.
-    fn lookup_symbols(&self, ident: &str, limit: usize) -> Result<Vec<SymbolMatch>>;
+    /// Definitions whose name matches `ident`: exact, then (when `partial`)
+    /// prefix, then substring.
+    fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>>;
     /// Chunks by id, in the order asked (unknown ids are left out).
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>>;
     /// Every chunk of a file, in file order.

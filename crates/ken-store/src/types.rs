@@ -89,8 +89,8 @@ impl Default for FieldWeights {
     fn default() -> Self {
         FieldWeights {
             body: 1.0,
-            symbol: 2.0,
-            path: 1.5,
+            symbol: 1.0,
+            path: 3.0,
             doc: 1.0,
         }
     }
@@ -160,6 +160,9 @@ pub struct StoredChunk {
     pub trivial: bool,
     pub cell: Option<u32>,
     pub content_hash: String,
+    /// The text is assembled (module chunk, skeleton, notebook cell) rather
+    /// than the file's bytes from `start_byte` to `end_byte`.
+    pub synthetic: bool,
     pub text: String,
 }
 

@@ -33,7 +33,9 @@ fn main() {
     let mut total = Duration::ZERO;
     let mut slowest = (Duration::ZERO, String::new());
     for path in &files {
-        let Ok(raw) = std::fs::read(path) else { continue };
+        let Ok(raw) = std::fs::read(path) else {
+            continue;
+        };
         let text = String::from_utf8_lossy(&raw);
         let rel = path.to_string_lossy();
         let t0 = Instant::now();
@@ -53,7 +55,11 @@ fn main() {
             }
             continue;
         }
-        println!("== {rel} ({} bytes, {:.2} ms)", text.len(), took.as_secs_f64() * 1e3);
+        println!(
+            "== {rel} ({} bytes, {:.2} ms)",
+            text.len(),
+            took.as_secs_f64() * 1e3
+        );
         for c in &fs.chunks {
             let flags = [(c.synthetic, "synthetic"), (c.trivial, "trivial")]
                 .iter()
@@ -109,11 +115,16 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
         out.push(path.to_path_buf());
         return;
     }
-    let Ok(entries) = std::fs::read_dir(path) else { return };
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
-        let hidden = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+        let hidden = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
         if !hidden {
             collect(&p, out);
         }

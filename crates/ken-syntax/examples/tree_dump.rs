@@ -22,7 +22,10 @@ fn main() {
     loop {
         let node = cursor.node();
         if node.is_named() && depth <= max_depth {
-            let field = cursor.field_name().map(|f| format!("{f}: ")).unwrap_or_default();
+            let field = cursor
+                .field_name()
+                .map(|f| format!("{f}: "))
+                .unwrap_or_default();
             let snippet: String = node
                 .utf8_text(text.as_bytes())
                 .unwrap_or("")

@@ -2,12 +2,13 @@
 //! it is small, else one per definition plus the module chunk.
 
 use std::ops::Range;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ken_core::{Chunk, ChunkKind, Definition, FileSyntax, Language};
 
 use crate::ChunkOptions;
 use crate::lines::{LineIndex, longer_than};
+use crate::module::module_chunks;
 use crate::skeleton;
 use crate::spec::{spec, table};
 use crate::walk::{Def, MAX_DEPTH, walk};
@@ -30,11 +31,60 @@ pub(crate) struct Analysis {
 }
 
 /// Parse `text` and find its definitions. `Err` when there is no tree.
+///
+/// C files (`.h` headers above all) are C++ when they look like it; when
+/// one of the two grammars reads a C file badly, the other is tried and
+/// the better reading kept. Chunks keep the language of the path.
 pub(crate) fn analyze(lang: Language, text: &str, opts: &ChunkOptions) -> Result<Analysis, String> {
+    let started = Instant::now();
+    let budget = Duration::from_millis(opts.parse_timeout_ms);
+    let (grammar, other) = match lang {
+        Language::C if looks_like_cpp(text) => (Language::Cpp, Some(Language::C)),
+        Language::C => (Language::C, Some(Language::Cpp)),
+        _ => (lang, None),
+    };
+    let first = analyze_as(grammar, text, budget);
+    let share = match &first {
+        Ok((_, share)) => *share,
+        Err(_) => 1.0,
+    };
+    if let Some(other) = other
+        && share > NOTE_ERRORS
+    {
+        let left = budget.saturating_sub(started.elapsed());
+        if left > Duration::from_millis(50)
+            && let Ok((second, second_share)) = analyze_as(other, text, left)
+            && second_share < share
+        {
+            return Ok(second);
+        }
+    }
+    first.map(|(a, _)| a)
+}
+
+/// C++ markers in a `.c`/`.h` file.
+fn looks_like_cpp(text: &str) -> bool {
+    [
+        "namespace ",
+        "template <",
+        "template<",
+        "std::",
+        "public:",
+        "private:",
+        "class ",
+    ]
+    .iter()
+    .filter(|m| text.contains(*m))
+    .count()
+        >= 2
+}
+
+/// [`analyze`] with one grammar; also returns the share of unreadable bytes.
+fn analyze_as(lang: Language, text: &str, timeout: Duration) -> Result<(Analysis, f64), String> {
     let (Some(spec), Some(table)) = (spec(lang), table(lang)) else {
         return Err(format!("no grammar for {lang}"));
     };
-    let tree = parse::parse(lang, text, Duration::from_millis(opts.parse_timeout_ms))?;
+    let tree = parse::parse(lang, text, timeout)?;
     let walk = walk(&tree, text, spec, table);
     let mut a = Analysis {
         defs: walk.defs,
@@ -47,7 +97,7 @@ pub(crate) fn analyze(lang: Language, text: &str, opts: &ChunkOptions) -> Result
             "syntax nested deeper than {MAX_DEPTH} levels was not searched for definitions"
         ));
     }
-    let share = walk.error_bytes as f64 / text.len().max(1) as f64;
+    let share = (walk.error_bytes as f64 / text.len().max(1) as f64).min(1.0);
     if share > MAX_ERRORS {
         a.unfit = Some(format!(
             "the {lang} parser could not read {:.0}% of the file",
@@ -59,7 +109,7 @@ pub(crate) fn analyze(lang: Language, text: &str, opts: &ChunkOptions) -> Result
             share * 100.0
         ));
     }
-    Ok(a)
+    Ok((a, share))
 }
 
 fn module_doc(tree: &tree_sitter::Tree, text: &str, lang: Language) -> Option<String> {
@@ -101,14 +151,16 @@ pub(crate) fn chunk_code(lang: Language, text: &str, opts: &ChunkOptions) -> Fil
     }
     if let Some(why) = looks_minified(text) {
         let mut out = whole_or_windows(text, lang, opts.whole_file_chars, opts);
-        out.diagnostics.push(format!("{why}; split into line windows without parsing"));
+        out.diagnostics
+            .push(format!("{why}; split into line windows without parsing"));
         return out;
     }
     let a = match analyze(lang, text, opts) {
         Ok(a) => a,
         Err(why) => {
             let mut out = whole_or_windows(text, lang, opts.whole_file_chars, opts);
-            out.diagnostics.push(format!("{why}; fell back to line windows"));
+            out.diagnostics
+                .push(format!("{why}; fell back to line windows"));
             return out;
         }
     };
@@ -121,7 +173,8 @@ pub(crate) fn chunk_code(lang: Language, text: &str, opts: &ChunkOptions) -> Fil
     if let Some(why) = a.unfit {
         let windows = whole_or_windows(text, lang, opts.whole_file_chars, opts);
         out.chunks = windows.chunks;
-        out.diagnostics.push(format!("{why}; fell back to line windows"));
+        out.diagnostics
+            .push(format!("{why}; fell back to line windows"));
         return out;
     }
     out.chunks = if longer_than(text, opts.whole_file_chars) {
@@ -177,21 +230,35 @@ fn is_function(kind: ChunkKind) -> bool {
 ///   classes, not fields or associated types. Declarations without a body
 ///   (interface or abstract methods) only when they span several lines
 ///   (Ruby's empty `def x` / `end`).
-/// - Never anything nested in a function.
-fn chunked(defs: &[Def], li: &LineIndex) -> Vec<bool> {
+/// - Never anything nested in a function, nor functions in an object
+///   literal passed to a call, nor a definition sharing its first or last
+///   line with other code (`f({ m() {} })`): chunks of definitions are
+///   whole lines, so the module chunk never holds half a line.
+fn chunked(text: &str, defs: &[Def], li: &LineIndex) -> Vec<bool> {
     let mut own = vec![false; defs.len()];
     for (i, d) in defs.iter().enumerate() {
         let function = is_function(d.kind);
         let one_line = li.line_of(d.def_start) == li.line_of(d.range.end.max(1) - 1);
+        let starts_line = d.range.start == 0 || text.as_bytes()[d.range.start - 1] == b'\n';
+        let ends_line = text[d.range.end..]
+            .split('\n')
+            .next()
+            .is_none_or(|r| r.trim().is_empty());
         own[i] = !d.in_function
+            && !d.inline
+            && starts_line
+            && ends_line
             && match d.parent {
                 None if function => d.body.is_some() || !one_line,
-                None => !(one_line && !d.has_children),
+                None => !one_line || d.has_children,
                 Some(p) if function => {
                     own[p] && defs[p].kind.is_container() && (d.body.is_some() || !one_line)
                 }
                 Some(p) => {
-                    own[p] && defs[p].kind.is_container() && d.kind.is_container() && d.body.is_some()
+                    own[p]
+                        && defs[p].kind.is_container()
+                        && d.kind.is_container()
+                        && d.body.is_some()
                 }
             };
     }
@@ -206,19 +273,19 @@ fn large_file(
     module_doc: Option<String>,
     opts: &ChunkOptions,
 ) -> Vec<Chunk> {
-    let own = chunked(defs, li);
+    let own = chunked(text, defs, li);
+    // Bodies of each definition's chunked members, in file order.
+    let mut members: Vec<Vec<Range<usize>>> = vec![Vec::new(); defs.len()];
+    for (i, d) in defs.iter().enumerate() {
+        if let (Some(p), true, Some(body)) = (d.parent, own[i], &d.body) {
+            members[p].push(body.clone());
+        }
+    }
     let mut chunks = Vec::new();
     for (i, d) in defs.iter().enumerate() {
-        if !own[i] {
-            continue;
+        if own[i] {
+            definition_chunks(text, li, lang, d, &members[i], opts, &mut chunks);
         }
-        let members: Vec<Range<usize>> = defs[i + 1..]
-            .iter()
-            .enumerate()
-            .filter(|&(j, m)| m.parent == Some(i) && own[i + 1 + j])
-            .filter_map(|(_, m)| m.body.clone())
-            .collect();
-        definition_chunks(text, li, lang, d, &members, opts, &mut chunks);
     }
     let top: Vec<Range<usize>> = defs
         .iter()
@@ -251,16 +318,15 @@ fn definition_chunks(
         doc: d.doc.clone(),
         ..c
     };
-    let skeleton = d.kind.is_container()
-        && !members.is_empty()
-        && longer_than(slice, opts.max_chunk_chars);
+    let skeleton =
+        d.kind.is_container() && !members.is_empty() && longer_than(slice, opts.max_chunk_chars);
     if skeleton {
         let sk = skeleton::build(text, li, d.range.clone(), members);
         let sk_li = LineIndex::new(&sk.text);
         let pieces = if longer_than(&sk.text, opts.max_chunk_chars) {
             split(&sk.text, 0..sk.text.len(), opts)
         } else {
-            vec![0..sk.text.len()]
+            std::iter::once(0..sk.text.len()).collect()
         };
         for p in pieces {
             let first = sk.lines[sk_li.line_of(p.start)].0;
@@ -282,84 +348,4 @@ fn definition_chunks(
         c.trivial = d.trivial;
         out.push(c);
     }
-}
-
-/// Everything outside the top-level definitions, joined in file order, as
-/// synthetic `Module` chunks of at most `max_chunk_chars` (a longer single
-/// stretch is cut into windows).
-fn module_chunks(
-    text: &str,
-    li: &LineIndex,
-    lang: Language,
-    top: &[Range<usize>],
-    module_doc: Option<String>,
-    opts: &ChunkOptions,
-) -> Vec<Chunk> {
-    let mut top = top.to_vec();
-    top.sort_by_key(|r| r.start);
-    let mut gaps = Vec::new();
-    let mut cursor = 0;
-    for r in &top {
-        if r.start > cursor {
-            gaps.extend(trim_gap(text, cursor..r.start));
-        }
-        cursor = cursor.max(r.end);
-    }
-    gaps.extend(trim_gap(text, cursor..text.len()));
-
-    let mut out = Vec::new();
-    let mut group: Vec<Range<usize>> = Vec::new();
-    let mut size = 0;
-    for g in gaps {
-        let n = text[g.clone()].chars().count();
-        if n > opts.max_chunk_chars {
-            flush(text, li, lang, &mut group, &mut out);
-            size = 0;
-            out.extend(window_chunks(text, li, g, lang, ChunkKind::Module, opts));
-            continue;
-        }
-        if size + n > opts.max_chunk_chars {
-            flush(text, li, lang, &mut group, &mut out);
-            size = 0;
-        }
-        size += n + 1;
-        group.push(g);
-    }
-    flush(text, li, lang, &mut group, &mut out);
-    for c in &mut out {
-        c.synthetic = true;
-    }
-    if let Some(first) = out.first_mut() {
-        first.doc = module_doc;
-    }
-    out
-}
-
-fn flush(
-    text: &str,
-    li: &LineIndex,
-    lang: Language,
-    group: &mut Vec<Range<usize>>,
-    out: &mut Vec<Chunk>,
-) {
-    let (Some(first), Some(last)) = (group.first(), group.last()) else { return };
-    let mut joined = String::with_capacity(group.iter().map(|g| g.len() + 1).sum());
-    for (i, g) in group.iter().enumerate() {
-        if i > 0 {
-            joined.push('\n');
-        }
-        joined.push_str(&text[g.clone()]);
-    }
-    out.push(new_chunk(li, first.start..last.end, lang, ChunkKind::Module, joined));
-    group.clear();
-}
-
-/// The part of a gap from its first non-blank line (with that line's
-/// indentation) to its last non-whitespace byte; `None` if only whitespace.
-fn trim_gap(text: &str, gap: Range<usize>) -> Option<Range<usize>> {
-    let s = &text[gap.clone()];
-    let first = s.find(|c: char| !c.is_whitespace())?;
-    let last = s.trim_end().len();
-    let line_start = s[..first].rfind('\n').map_or(0, |i| i + 1);
-    Some(gap.start + line_start..gap.start + last)
 }

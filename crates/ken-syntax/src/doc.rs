@@ -14,7 +14,9 @@ const MAX_DOC_CHARS: usize = 4000;
 pub(crate) fn from_comments(src: &str, ranges: &[Range<usize>]) -> Option<String> {
     let mut lines: Vec<&str> = Vec::new();
     for r in ranges {
-        let Some(c) = src.get(r.clone()) else { continue };
+        let Some(c) = src.get(r.clone()) else {
+            continue;
+        };
         let c = c.trim();
         if c.starts_with("#!") || c.starts_with("#region") || c.starts_with("#endregion") {
             continue; // shebang, editor folding markers
@@ -57,8 +59,12 @@ pub(crate) fn docstring(body: Node<'_>, src: &str) -> Option<String> {
 /// A Python string literal's content, cleaned like `inspect.cleandoc`.
 pub(crate) fn string_literal(lit: &str) -> Option<String> {
     let body = lit.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-    let quote = ["\"\"\"", "'''", "\"", "'"].into_iter().find(|q| body.starts_with(q))?;
-    let inner = body[quote.len()..].strip_suffix(quote).unwrap_or(&body[quote.len()..]);
+    let quote = ["\"\"\"", "'''", "\"", "'"]
+        .into_iter()
+        .find(|q| body.starts_with(q))?;
+    let inner = body[quote.len()..]
+        .strip_suffix(quote)
+        .unwrap_or(&body[quote.len()..]);
     let mut iter = inner.lines();
     let first = iter.next().unwrap_or("").trim();
     let rest: Vec<&str> = iter.collect();
@@ -90,7 +96,7 @@ mod tests {
     use super::*;
 
     fn doc(src: &str) -> Option<String> {
-        from_comments(src, &[0..src.len()])
+        from_comments(src, std::slice::from_ref(&(0..src.len())))
     }
 
     #[test]
@@ -103,7 +109,10 @@ mod tests {
             Some("Sends a response.\n\n@param {string} body")
         );
         assert_eq!(doc("/* plain */").as_deref(), Some("plain"));
-        assert_eq!(doc("/// <summary>Does it.</summary>").as_deref(), Some("Does it."));
+        assert_eq!(
+            doc("/// <summary>Does it.</summary>").as_deref(),
+            Some("Does it.")
+        );
         assert_eq!(doc("#!/bin/sh"), None);
         assert_eq!(doc("//"), None);
     }
@@ -111,12 +120,16 @@ mod tests {
     #[test]
     fn several_comments_join() {
         let src = "// first\n// second\n";
-        assert_eq!(from_comments(src, &[0..8, 9..18]).as_deref(), Some("first\nsecond"));
+        assert_eq!(
+            from_comments(src, &[0..8, 9..18]).as_deref(),
+            Some("first\nsecond")
+        );
     }
 
     #[test]
     fn docstrings_are_dedented() {
-        let lit = "\"\"\"Summary line.\n\n        Details here\n          indented.\n        \"\"\"";
+        let lit =
+            "\"\"\"Summary line.\n\n        Details here\n          indented.\n        \"\"\"";
         assert_eq!(
             string_literal(lit).as_deref(),
             Some("Summary line.\n\nDetails here\n  indented.")

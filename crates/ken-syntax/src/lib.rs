@@ -26,7 +26,9 @@
 //!   (then: line windows that all carry its symbol). Everything outside the
 //!   top-level definitions — imports, constants, statements, comments, and
 //!   one-line types or macros — goes, in file order, into synthetic `Module`
-//!   chunks. Definitions nested in functions stay in their function's chunk.
+//!   chunks. Definitions nested in functions stay in their function's chunk,
+//!   and so do definitions that share a line with other code. C files that
+//!   look like C++ (or that the C grammar reads badly) are read as C++.
 //! - **Notebooks**: one `Cell` chunk per code cell, lines counted in the
 //!   code view (see `notebook.rs`).
 //! - **Markdown**: one `Section` per heading. **JSON / YAML / TOML**: whole.
@@ -44,10 +46,25 @@
 //! - Qualified names use `.` in every language (`Class.method`,
 //!   `outer.inner`, `tests.fn_name`, `Command.AddCommand`, `res.send`).
 
+//! # Code map
+//!
+//! - `lib.rs`: [`parse_file`], dispatch by language, the panic guard.
+//! - `options.rs`: [`ChunkOptions`].
+//! - `spec/`: one table per language (definition node kinds, names, bodies,
+//!   comments, wrappers) and the few naming hooks tables cannot express.
+//! - `parse.rs`: per-thread parsers, parse time limit.
+//! - `walk.rs`: the generic, iterative walker that turns a tree into
+//!   definitions (qualified names, ranges, signatures, docs, trivial bodies).
+//! - `doc.rs`, `trivial.rs`: doc comments and do-nothing bodies.
+//! - `code.rs`: definitions → chunks (small file, per definition);
+//!   `module.rs`: the module chunks; `skeleton.rs`: skeletons of large classes.
+//! - `window.rs`: the line-window splitter. `notebook.rs`, `markdown.rs`.
+
 mod code;
 mod doc;
 mod lines;
 mod markdown;
+mod module;
 mod notebook;
 mod options;
 mod parse;
@@ -77,8 +94,8 @@ pub fn parse_file(path: &str, text: &str, opts: &ChunkOptions) -> FileSyntax {
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            let mut out = catch_unwind(|| window::whole_or_windows(text, lang, 0, &opts))
-                .unwrap_or_default();
+            let mut out =
+                catch_unwind(|| window::whole_or_windows(text, lang, 0, &opts)).unwrap_or_default();
             out.diagnostics.push(format!(
                 "internal error while chunking ({msg}); fell back to line windows"
             ));

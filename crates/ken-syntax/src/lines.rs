@@ -10,8 +10,16 @@ impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut starts = Vec::with_capacity(text.len() / 32 + 1);
         starts.push(0);
-        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
-        LineIndex { starts, len: text.len() }
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex {
+            starts,
+            len: text.len(),
+        }
     }
 
     /// 0-based line of a byte offset.
@@ -44,7 +52,11 @@ pub(crate) fn back_to_line_start(text: &str, start: usize) -> usize {
     while i > 0 && matches!(bytes[i - 1], b' ' | b'\t') {
         i -= 1;
     }
-    if i == 0 || bytes[i - 1] == b'\n' { i } else { start }
+    if i == 0 || bytes[i - 1] == b'\n' {
+        i
+    } else {
+        start
+    }
 }
 
 /// The largest char boundary ≤ `i`.
@@ -68,20 +80,30 @@ pub(crate) fn longer_than(s: &str, limit: usize) -> bool {
 /// characters (an ellipsis marks a cut).
 pub(crate) fn collapse_ws(s: &str, max_chars: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max_chars * 2));
-    let mut count = 0;
-    for word in s.split_whitespace() {
-        if count > 0 {
-            out.push(' ');
-            count += 1;
+    let mut n = 0;
+    let mut pending_space = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            pending_space = n > 0;
+            continue;
         }
-        for c in word.chars() {
-            if count >= max_chars {
-                out.push('…');
-                return out;
+        let need = if pending_space { 2 } else { 1 };
+        if n + need > max_chars {
+            while n + 1 > max_chars && out.pop().is_some() {
+                n -= 1;
             }
-            out.push(c);
-            count += 1;
+            if max_chars > 0 {
+                out.push('…');
+            }
+            return out;
         }
+        if pending_space {
+            out.push(' ');
+            n += 1;
+            pending_space = false;
+        }
+        out.push(c);
+        n += 1;
     }
     out
 }
@@ -115,8 +137,14 @@ mod tests {
 
     #[test]
     fn whitespace_and_boundaries() {
-        assert_eq!(collapse_ws("  fn  foo(\n   a: u32,\r\n) ", 300), "fn foo( a: u32, )");
-        assert_eq!(collapse_ws("abcdef", 3), "abc…");
+        assert_eq!(
+            collapse_ws("  fn  foo(\n   a: u32,\r\n) ", 300),
+            "fn foo( a: u32, )"
+        );
+        assert_eq!(collapse_ws("abcdef", 3), "ab…");
+        assert_eq!(collapse_ws("ab cd", 3), "ab…");
+        assert_eq!(collapse_ws("ab c", 4), "ab c");
+        assert_eq!(collapse_ws(&"word ".repeat(100), 300).chars().count(), 300);
         assert_eq!(floor_boundary("aé", 2), 1);
         assert!(longer_than("ééé", 2));
         assert!(!longer_than("ééé", 3));

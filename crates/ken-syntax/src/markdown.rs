@@ -25,9 +25,22 @@ pub(crate) fn chunk_markdown(text: &str, opts: &ChunkOptions) -> FileSyntax {
             continue;
         }
         let mut chunks = if longer_than(&text[*start..end], opts.max_chunk_chars) {
-            window_chunks(text, &li, *start..end, Language::Markdown, ChunkKind::Section, opts)
+            window_chunks(
+                text,
+                &li,
+                *start..end,
+                Language::Markdown,
+                ChunkKind::Section,
+                opts,
+            )
         } else {
-            vec![slice_chunk(text, &li, *start..end, Language::Markdown, ChunkKind::Section)]
+            vec![slice_chunk(
+                text,
+                &li,
+                *start..end,
+                Language::Markdown,
+                ChunkKind::Section,
+            )]
         };
         for c in &mut chunks {
             c.symbol = heading.clone();
@@ -65,7 +78,11 @@ fn headings(text: &str) -> Vec<(usize, String)> {
             continue;
         }
         if indent >= 4 {
-            paragraph = if t.is_empty() { None } else { paragraph.or(Some((start, t))) };
+            paragraph = if t.is_empty() {
+                None
+            } else {
+                paragraph.or(Some((start, t)))
+            };
             continue;
         }
         if t.starts_with("```") || t.starts_with("~~~") {
@@ -87,9 +104,21 @@ fn headings(text: &str) -> Vec<(usize, String)> {
             paragraph = None;
             continue;
         }
-        paragraph = if t.is_empty() { None } else { Some((start, t)) };
+        paragraph = if t.is_empty() || is_block_start(t) {
+            None
+        } else {
+            Some((start, t))
+        };
     }
     out
+}
+
+/// Lines that start a list item, quote or table: not a setext heading's text.
+fn is_block_start(t: &str) -> bool {
+    let ordered = t.split_once(['.', ')']).is_some_and(|(n, rest)| {
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with(' ')
+    });
+    ordered || t.starts_with(['>', '|']) || ["- ", "* ", "+ "].iter().any(|m| t.starts_with(m))
 }
 
 /// `## Title ##` → `Title`.
@@ -104,7 +133,11 @@ fn atx(t: &str) -> Option<String> {
     }
     let rest = rest.trim();
     let closed = rest.trim_end_matches('#');
-    let title = if closed.is_empty() || closed.ends_with([' ', '\t']) { closed } else { rest };
+    let title = if closed.is_empty() || closed.ends_with([' ', '\t']) {
+        closed
+    } else {
+        rest
+    };
     Some(collapse_ws(title, 300))
 }
 
@@ -114,14 +147,15 @@ mod tests {
 
     #[test]
     fn finds_atx_and_setext_headings_outside_fences() {
-        let text = "intro\n# One\ntext\n```sh\n# not a heading\n```\nTwo\n===\n## Three ##\n#hashtag\n";
+        let text =
+            "intro\n# One\ntext\n```sh\n# not a heading\n```\nTwo\n===\n## Three ##\n#hashtag\n";
         let hs: Vec<String> = headings(text).into_iter().map(|(_, h)| h).collect();
         assert_eq!(hs, ["One", "Two", "Three"]);
     }
 
     #[test]
     fn front_matter_is_not_a_heading() {
-        let text = "---\ntitle: x\n---\n# Real\n";
+        let text = "---\ntitle: x\n---\n# Real\n- item\n---\n1. step\n===\n";
         let hs: Vec<String> = headings(text).into_iter().map(|(_, h)| h).collect();
         assert_eq!(hs, ["Real"]);
     }

@@ -41,7 +41,10 @@ pub(crate) fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileSyntax {
             };
         }
     };
-    let mut out = FileSyntax { diagnostics: nb.problems, ..FileSyntax::default() };
+    let mut out = FileSyntax {
+        diagnostics: nb.problems,
+        ..FileSyntax::default()
+    };
 
     // The code view.
     let mut view = String::new();
@@ -71,7 +74,9 @@ pub(crate) fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileSyntax {
                 out.diagnostics.extend(a.diagnostics);
                 defs = a.defs;
             }
-            Err(why) => out.diagnostics.push(format!("notebook code not parsed: {why}")),
+            Err(why) => out
+                .diagnostics
+                .push(format!("notebook code not parsed: {why}")),
         }
     }
 
@@ -81,15 +86,21 @@ pub(crate) fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileSyntax {
         } else {
             vec![range.clone()]
         };
-        let mut top = defs
-            .iter()
-            .filter(|d| d.parent.is_none() && d.range.start >= range.start && d.range.end <= range.end);
+        let mut top = defs.iter().filter(|d| {
+            d.parent.is_none() && d.range.start >= range.start && d.range.end <= range.end
+        });
         let single = match (top.next(), top.next()) {
             (Some(d), None) => Some(d),
             _ => None,
         };
         for p in pieces {
-            let mut c = new_chunk(&li, p.clone(), Language::Notebook, ChunkKind::Cell, view[p].to_string());
+            let mut c = new_chunk(
+                &li,
+                p.clone(),
+                Language::Notebook,
+                ChunkKind::Cell,
+                view[p].to_string(),
+            );
             c.cell = Some(index);
             c.synthetic = true;
             if let Some(d) = single {
@@ -112,15 +123,22 @@ fn read(text: &str) -> Result<Notebook, String> {
     let (cells, key) = if let Some(c) = obj.get("cells") {
         (c.as_array().ok_or("`cells` is not an array")?, "source")
     } else if let Some(ws) = obj.get("worksheets") {
-        let cells = ws.get(0).and_then(|w| w.get("cells")).and_then(Value::as_array);
-        (cells.ok_or("`worksheets[0].cells` is not an array")?, "input")
+        let cells = ws
+            .get(0)
+            .and_then(|w| w.get("cells"))
+            .and_then(Value::as_array);
+        (
+            cells.ok_or("`worksheets[0].cells` is not an array")?,
+            "input",
+        )
     } else {
         return Err("no `cells` array".to_string());
     };
     let language = obj
         .get("metadata")
         .and_then(|m| {
-            m.pointer("/kernelspec/language").or_else(|| m.pointer("/language_info/name"))
+            m.pointer("/kernelspec/language")
+                .or_else(|| m.pointer("/language_info/name"))
         })
         .and_then(Value::as_str);
     let mut nb = Notebook {
@@ -130,7 +148,8 @@ fn read(text: &str) -> Result<Notebook, String> {
     };
     for (i, cell) in cells.iter().enumerate() {
         let Some(cell) = cell.as_object() else {
-            nb.problems.push(format!("notebook cell {i} is not an object; skipped"));
+            nb.problems
+                .push(format!("notebook cell {i} is not an object; skipped"));
             continue;
         };
         if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
@@ -143,7 +162,9 @@ fn read(text: &str) -> Result<Notebook, String> {
                 parts.iter().filter_map(Value::as_str).collect()
             }
             Some(_) => {
-                nb.problems.push(format!("notebook cell {i} has a malformed `{key}`; skipped"));
+                nb.problems.push(format!(
+                    "notebook cell {i} has a malformed `{key}`; skipped"
+                ));
                 continue;
             }
         };
@@ -177,7 +198,10 @@ mod tests {
 
     #[test]
     fn magics_become_comments() {
-        assert_eq!(mask_magics("%matplotlib inline\nx = 1\n  !pip install y"), "#matplotlib inline\nx = 1\n  #pip install y");
+        assert_eq!(
+            mask_magics("%matplotlib inline\nx = 1\n  !pip install y"),
+            "#matplotlib inline\nx = 1\n  #pip install y"
+        );
         assert_eq!(mask_magics("a != b"), "a != b");
     }
 }

@@ -20,7 +20,9 @@ pub(crate) fn parse(lang: Language, text: &str, timeout: Duration) -> Result<Tre
     // panic drops it instead of leaving a half-used parser behind.
     let cached = PARSERS.with(|p| {
         let mut p = p.borrow_mut();
-        p.iter().position(|(l, _)| *l == lang).map(|i| p.swap_remove(i).1)
+        p.iter()
+            .position(|(l, _)| *l == lang)
+            .map(|i| p.swap_remove(i).1)
     });
     let mut parser = match cached {
         Some(p) => p,
@@ -48,7 +50,10 @@ pub(crate) fn parse(lang: Language, text: &str, timeout: Duration) -> Result<Tre
     PARSERS.with(|p| p.borrow_mut().push((lang, parser)));
     match tree {
         Some(tree) => Ok(tree),
-        None if timed_out => Err(format!("parsing took longer than {} ms", timeout.as_millis())),
+        None if timed_out => Err(format!(
+            "parsing took longer than {} ms",
+            timeout.as_millis()
+        )),
         None => Err("the parser returned no tree".to_string()),
     }
 }
@@ -56,7 +61,9 @@ pub(crate) fn parse(lang: Language, text: &str, timeout: Duration) -> Result<Tre
 fn new_parser(lang: Language) -> Result<Parser, String> {
     let ts = tree_sitter_language(lang).ok_or_else(|| format!("no grammar for {lang}"))?;
     let mut parser = Parser::new();
-    parser.set_language(&ts).map_err(|e| format!("cannot load the {lang} grammar: {e}"))?;
+    parser
+        .set_language(&ts)
+        .map_err(|e| format!("cannot load the {lang} grammar: {e}"))?;
     Ok(parser)
 }
 
@@ -66,7 +73,12 @@ mod tests {
 
     #[test]
     fn parses_and_reuses_parsers() {
-        let t = parse(Language::Python, "def f():\n    pass\n", Duration::from_secs(2)).unwrap();
+        let t = parse(
+            Language::Python,
+            "def f():\n    pass\n",
+            Duration::from_secs(2),
+        )
+        .unwrap();
         assert_eq!(t.root_node().kind(), "module");
         let t = parse(Language::Python, "x = 1\n", Duration::from_secs(2)).unwrap();
         assert_eq!(t.root_node().named_child_count(), 1);

@@ -14,16 +14,28 @@ pub(crate) struct Skeleton {
 
 /// `text[range]` with each body in `elide` (sorted, disjoint, inside
 /// `range`) replaced by `{ ... }` (brace bodies) or `...` (Python, Ruby).
-pub(crate) fn build(text: &str, li: &LineIndex, range: Range<usize>, elide: &[Range<usize>]) -> Skeleton {
+pub(crate) fn build(
+    text: &str,
+    li: &LineIndex,
+    range: Range<usize>,
+    elide: &[Range<usize>],
+) -> Skeleton {
     let first = li.line_of(range.start);
-    let mut sk = Skeleton { text: String::with_capacity(4096), lines: vec![(first, first)] };
+    let mut sk = Skeleton {
+        text: String::with_capacity(4096),
+        lines: vec![(first, first)],
+    };
     let mut cursor = range.start;
     for body in elide {
         if body.start < cursor || body.end > range.end {
             continue;
         }
         copy(&mut sk, text, cursor..body.start);
-        let placeholder = if text[body.clone()].starts_with('{') { "{ ... }" } else { "..." };
+        let placeholder = if text[body.clone()].starts_with('{') {
+            "{ ... }"
+        } else {
+            "..."
+        };
         sk.text.push_str(placeholder);
         let last = li.line_of(body.end.saturating_sub(1).max(body.start));
         if let Some(l) = sk.lines.last_mut() {
@@ -59,7 +71,10 @@ mod tests {
         let a_end = text.find("    }\n").unwrap() + 5;
         let b = text.find("{}").unwrap();
         let sk = build(text, &li, 0..text.len() - 1, &[a..a_end, b..b + 2]);
-        assert_eq!(sk.text, "impl Foo {\n    fn a(&self) { ... }\n    fn b() { ... }\n}");
+        assert_eq!(
+            sk.text,
+            "impl Foo {\n    fn a(&self) { ... }\n    fn b() { ... }\n}"
+        );
         assert_eq!(sk.lines, [(0, 0), (1, 3), (4, 4), (5, 5)]);
     }
 
@@ -68,7 +83,12 @@ mod tests {
         let text = "class A:\n    def f(self):\n        return 1\n";
         let li = LineIndex::new(text);
         let body = text.find("return").unwrap();
-        let sk = build(text, &li, 0..text.len() - 1, &[body..text.len() - 1]);
+        let sk = build(
+            text,
+            &li,
+            0..text.len() - 1,
+            std::slice::from_ref(&(body..text.len() - 1)),
+        );
         assert_eq!(sk.text, "class A:\n    def f(self):\n        ...");
     }
 }

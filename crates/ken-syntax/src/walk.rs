@@ -42,6 +42,8 @@ pub(crate) struct Def {
     pub trivial: bool,
     /// Nested inside a function or method: never a chunk of its own.
     pub in_function: bool,
+    /// Stays in the chunk around it (see [`Named::inline`]).
+    pub inline: bool,
     /// Other definitions inside it.
     pub has_children: bool,
 }
@@ -50,7 +52,7 @@ pub(crate) struct Def {
 pub(crate) struct Walk {
     /// In file order; a parent always before its children.
     pub defs: Vec<Def>,
-    /// Bytes inside (outermost) ERROR nodes.
+    /// Bytes the parser could not make sense of (see [`unreadable_bytes`]).
     pub error_bytes: usize,
     /// Some of the tree was deeper than [`MAX_DEPTH`] and was not searched.
     pub too_deep: bool,
@@ -69,7 +71,10 @@ impl Run {
     fn attaches_to(&self, line: usize, src: &str) -> bool {
         line <= self.last_line + 1
             || (line == self.last_line + 2
-                && self.comments.last().is_some_and(|c| src[c.clone()].starts_with("/**")))
+                && self
+                    .comments
+                    .last()
+                    .is_some_and(|c| src[c.clone()].starts_with("/**")))
     }
 }
 
@@ -89,7 +94,6 @@ struct Frame {
     scope: Option<usize>,
     methods: bool,
     in_function: bool,
-    in_error: bool,
     wrap: Option<Wrap>,
     run: Option<Run>,
     prev_end_line: Option<usize>,
@@ -103,7 +107,6 @@ impl Frame {
             scope: self.scope,
             methods: self.methods,
             in_function: self.in_function,
-            in_error: self.in_error,
             ..Frame::default()
         }
     }
@@ -111,16 +114,39 @@ impl Frame {
 
 fn last_line(node: Node<'_>) -> usize {
     let end = node.end_position();
-    if end.column == 0 && end.row > node.start_position().row { end.row - 1 } else { end.row }
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}
+
+/// Bytes of an ERROR node not covered by well-formed named children: an
+/// error around a whole `#ifndef` guard leaves most of the file readable.
+fn unreadable_bytes(error: Node<'_>) -> usize {
+    let mut cursor = error.walk();
+    let readable: usize = error
+        .named_children(&mut cursor)
+        .filter(|c| !c.is_error())
+        .map(|c| c.end_byte() - c.start_byte())
+        .sum();
+    (error.end_byte() - error.start_byte()).saturating_sub(readable)
 }
 
 /// Walk `tree` and return its definitions.
 pub(crate) fn walk(tree: &Tree, src: &str, spec: &Spec, table: &Table) -> Walk {
     let root = tree.root_node();
-    let mut w =
-        Walker { src, spec, table, root, defs: Vec::new(), error_bytes: 0, too_deep: false };
+    let mut w = Walker {
+        src,
+        spec,
+        table,
+        root,
+        defs: Vec::new(),
+        error_bytes: 0,
+        too_deep: false,
+    };
     if root.is_error() {
-        w.error_bytes = root.end_byte() - root.start_byte();
+        w.error_bytes += unreadable_bytes(root);
     }
     let mut cursor = root.walk();
     let mut stack = vec![Frame::default()];
@@ -149,7 +175,11 @@ pub(crate) fn walk(tree: &Tree, src: &str, spec: &Spec, table: &Table) -> Walk {
             }
         }
     }
-    Walk { defs: w.defs, error_bytes: w.error_bytes, too_deep: w.too_deep }
+    Walk {
+        defs: w.defs,
+        error_bytes: w.error_bytes,
+        too_deep: w.too_deep,
+    }
 }
 
 struct Walker<'a> {
@@ -189,19 +219,29 @@ impl Walker<'_> {
                     }
                 }
                 run => {
-                    let comments = if class == Class::Comment { vec![range] } else { Vec::new() };
-                    *run = Some(Run { start: node.start_byte(), last_line: end_line, comments });
+                    let comments = if class == Class::Comment {
+                        vec![range]
+                    } else {
+                        Vec::new()
+                    };
+                    *run = Some(Run {
+                        start: node.start_byte(),
+                        last_line: end_line,
+                        comments,
+                    });
                 }
             }
             return None;
         }
-        let attached = frame.run.take().filter(|r| r.attaches_to(first_line, self.src));
+        let attached = frame
+            .run
+            .take()
+            .filter(|r| r.attaches_to(first_line, self.src));
         frame.prev_end_line = Some(end_line);
 
         let mut child = frame.inherit();
-        if node.is_error() && !frame.in_error {
-            self.error_bytes += node.end_byte() - node.start_byte();
-            child.in_error = true;
+        if node.is_error() {
+            self.error_bytes += unreadable_bytes(node);
         }
         match class {
             Class::Rule(i) => {
@@ -228,7 +268,13 @@ impl Walker<'_> {
                 };
                 let end = outer.map_or(node.end_byte(), |o| o.end.max(node.end_byte()));
                 let node_start = outer.map_or(node.start_byte(), |o| o.node_start);
-                child.wrap = Some(Wrap { start, node_start, end, sig_start, comments });
+                child.wrap = Some(Wrap {
+                    start,
+                    node_start,
+                    end,
+                    sig_start,
+                    comments,
+                });
                 return Some(child);
             }
             _ => {}
@@ -248,7 +294,10 @@ impl Walker<'_> {
             .named_children(&mut cursor)
             .filter(|c| {
                 !ignore.contains(&c.kind())
-                    && !matches!(self.table.class(c.kind_id()), Class::Comment | Class::Attribute)
+                    && !matches!(
+                        self.table.class(c.kind_id()),
+                        Class::Comment | Class::Attribute
+                    )
             })
             .count();
         n == 1
@@ -257,6 +306,7 @@ impl Walker<'_> {
     /// `end` moved over what follows it on its line when that is a `;`
     /// and/or a comment (`struct S { .. };`, `}  // namespace x`).
     fn extend_over_line_rest(&self, end: usize) -> usize {
+        // (and over a `,` ending an object entry or argument: `},`)
         let bytes = self.src.as_bytes();
         let skip_spaces = |mut p: usize| {
             while p < bytes.len() && matches!(bytes[p], b' ' | b'\t') {
@@ -266,18 +316,18 @@ impl Walker<'_> {
         };
         let mut end = end;
         let mut p = skip_spaces(end);
-        if bytes.get(p) == Some(&b';') {
+        if matches!(bytes.get(p), Some(b';' | b',')) {
             end = p + 1;
             p = skip_spaces(end);
         }
-        if p < bytes.len() && !matches!(bytes[p], b'\n' | b'\r') {
-            if let Some(n) = self.root.descendant_for_byte_range(p, p + 1)
-                && n.start_byte() == p
-                && self.table.class(n.kind_id()) == Class::Comment
-                && !self.src[p..n.end_byte()].contains('\n')
-            {
-                end = n.end_byte();
-            }
+        if p < bytes.len()
+            && !matches!(bytes[p], b'\n' | b'\r')
+            && let Some(n) = self.root.descendant_for_byte_range(p, p + 1)
+            && n.start_byte() == p
+            && self.table.class(n.kind_id()) == Class::Comment
+            && !self.src[p..n.end_byte()].contains('\n')
+        {
+            end = n.end_byte();
         }
         end
     }
@@ -288,7 +338,9 @@ impl Walker<'_> {
         let mut cursor = node.walk();
         node.named_children(&mut cursor)
             .take_while(|c| c.start_byte() < range.end)
-            .find(|c| c.start_byte() > range.start && self.table.class(c.kind_id()) == Class::Comment)
+            .find(|c| {
+                c.start_byte() > range.start && self.table.class(c.kind_id()) == Class::Comment
+            })
             .map(|c| c.start_byte())
     }
 
@@ -307,12 +359,20 @@ impl Walker<'_> {
                 let name = node.child_by_field_name(f)?;
                 Named::new(text(name, src).split_whitespace().collect::<String>())
             }
-            Name::Hook(hook) => hook(node, &Ctx { src, in_container: frame.methods })?,
+            Name::Hook(hook) => hook(
+                node,
+                &Ctx {
+                    src,
+                    in_container: frame.methods,
+                },
+            )?,
         };
         if named.name.is_empty() {
             return None;
         }
-        let body = named.body.or_else(|| rule.body.and_then(|f| node.child_by_field_name(f)));
+        let body = named
+            .body
+            .or_else(|| rule.body.and_then(|f| node.child_by_field_name(f)));
         if rule.needs_body && body.is_none() {
             return None;
         }
@@ -348,8 +408,12 @@ impl Walker<'_> {
         let end = start + self.src[start..end].trim_end().len();
         let end = self.extend_over_line_rest(end);
         let sig_start = wrap.and_then(|w| w.sig_start).unwrap_or(node.start_byte());
-        let sig_end = body.map_or(node.end_byte(), |b| b.start_byte()).max(sig_start);
-        let sig_end = self.first_comment_in(node, sig_start..sig_end).unwrap_or(sig_end);
+        let sig_end = body
+            .map_or(node.end_byte(), |b| b.start_byte())
+            .max(sig_start);
+        let sig_end = self
+            .first_comment_in(node, sig_start..sig_end)
+            .unwrap_or(sig_end);
         // Signatures are short: never collapse more than a few KB of header.
         let sig_end = crate::lines::floor_boundary(self.src, sig_end.min(sig_start + 4096));
         let signature = collapse_ws(&self.src[sig_start..sig_end], MAX_SIGNATURE_CHARS);
@@ -393,6 +457,7 @@ impl Walker<'_> {
             doc,
             trivial,
             in_function: frame.in_function,
+            inline: named.inline,
             has_children: false,
         });
 
@@ -402,7 +467,6 @@ impl Walker<'_> {
             scope: if rule.scope { Some(index) } else { frame.scope },
             methods: kind.is_container() && (kind != ChunkKind::Namespace || rule.methods),
             in_function: frame.in_function || is_function,
-            in_error: frame.in_error,
             ..Frame::default()
         })
     }

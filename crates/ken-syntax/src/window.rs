@@ -18,8 +18,14 @@ pub(crate) fn split(text: &str, range: Range<usize>, opts: &ChunkOptions) -> Vec
     let mut lines: Vec<Range<usize>> = Vec::new();
     let mut pos = range.start;
     while pos < range.end {
-        let end = text[pos..range.end].find('\n').map_or(range.end, |i| pos + i);
-        let content_end = if end > pos && text.as_bytes()[end - 1] == b'\r' { end - 1 } else { end };
+        let end = text[pos..range.end]
+            .find('\n')
+            .map_or(range.end, |i| pos + i);
+        let content_end = if end > pos && text.as_bytes()[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
         lines.push(pos..content_end);
         pos = end + 1;
     }
@@ -37,7 +43,9 @@ pub(crate) fn split(text: &str, range: Range<usize>, opts: &ChunkOptions) -> Vec
             while start < end {
                 let mut cut = floor_boundary(text, (start + max_bytes).min(end));
                 if cut <= start {
-                    cut = (start + 1..=end).find(|&c| text.is_char_boundary(c)).unwrap_or(end);
+                    cut = (start + 1..=end)
+                        .find(|&c| text.is_char_boundary(c))
+                        .unwrap_or(end);
                 }
                 push(start..cut);
                 start = cut;
@@ -58,7 +66,11 @@ pub(crate) fn split(text: &str, range: Range<usize>, opts: &ChunkOptions) -> Vec
             break;
         }
         let taken = j + 1 - i;
-        let overlap = if too_long(&lines[j + 1]) { 0 } else { opts.window_overlap.min(taken / 2) };
+        let overlap = if too_long(&lines[j + 1]) {
+            0
+        } else {
+            opts.window_overlap.min(taken / 2)
+        };
         i = (j + 1 - overlap).max(i + 1);
     }
     out
@@ -134,7 +146,13 @@ pub(crate) fn whole_or_windows(
     if longer_than(text, limit_chars) {
         out.chunks = window_chunks(text, &li, 0..text.len(), language, ChunkKind::Window, opts);
     } else {
-        out.chunks.push(slice_chunk(text, &li, 0..text.len(), language, ChunkKind::File));
+        out.chunks.push(slice_chunk(
+            text,
+            &li,
+            0..text.len(),
+            language,
+            ChunkKind::File,
+        ));
     }
     out
 }
@@ -157,8 +175,10 @@ mod tests {
         let text: String = (1..=25).map(|i| format!("line {i}\n")).collect();
         let ws = split(&text, 0..text.len(), &opts(10, 3, 10_000));
         let li = LineIndex::new(&text);
-        let spans: Vec<(u32, u32)> =
-            ws.iter().map(|r| (li.first_line(r.start), li.last_line(r.start, r.end))).collect();
+        let spans: Vec<(u32, u32)> = ws
+            .iter()
+            .map(|r| (li.first_line(r.start), li.last_line(r.start, r.end)))
+            .collect();
         assert_eq!(spans, [(1, 10), (8, 17), (15, 24), (22, 25)]);
     }
 
@@ -167,7 +187,10 @@ mod tests {
         let text = "é".repeat(1000); // 2000 bytes, one line
         let ws = split(&text, 0..text.len(), &opts(60, 10, 101));
         assert!(ws.iter().all(|r| r.end - r.start <= 101));
-        assert_eq!(ws.iter().map(|r| r.end - r.start).sum::<usize>(), text.len());
+        assert_eq!(
+            ws.iter().map(|r| r.end - r.start).sum::<usize>(),
+            text.len()
+        );
         for r in &ws {
             assert!(text.is_char_boundary(r.start) && text.is_char_boundary(r.end));
         }

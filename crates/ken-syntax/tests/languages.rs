@@ -29,7 +29,11 @@ struct Case {
 const CASES: &[Case] = &[
     Case {
         file: "large.py",
-        module: &["import threading", "DEFAULT_PORT = 5000", "if __name__ == \"__main__\":"],
+        module: &[
+            "import threading",
+            "DEFAULT_PORT = 5000",
+            "if __name__ == \"__main__\":",
+        ],
         chunks: &[
             ("DispatchingApp", Class),
             ("DispatchingApp.__init__", Method),
@@ -38,14 +42,25 @@ const CASES: &[Case] = &[
             ("find_best_app", Function),
             ("prepare_import", Function),
         ],
-        nested: &["DispatchingApp._load_in_background._load_app", "with_appcontext.decorator"],
+        nested: &[
+            "DispatchingApp._load_in_background._load_app",
+            "with_appcontext.decorator",
+        ],
         names: &[("DispatchingApp._load_in_background._load_app", "_load_app")],
         docs: &[
             ("DispatchingApp", "dispatches to a Flask application"),
             ("find_best_app", "best possible\napplication"),
         ],
-        trivial: &["DispatchingApp.reset", "DispatchingApp.placeholder", "NoAppException"],
-        not_trivial: &["DispatchingApp.__call__", "prepare_import", "DispatchingApp"],
+        trivial: &[
+            "DispatchingApp.reset",
+            "DispatchingApp.placeholder",
+            "NoAppException",
+        ],
+        not_trivial: &[
+            "DispatchingApp.__call__",
+            "prepare_import",
+            "DispatchingApp",
+        ],
         starts: &[(
             "with_appcontext",
             "@update_wrapper",
@@ -54,7 +69,11 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "large.rs",
-        module: &["use std::cmp;", "pub const DEFAULT_BUFFER_CAPACITY", "type Result<T, E"],
+        module: &[
+            "use std::cmp;",
+            "pub const DEFAULT_BUFFER_CAPACITY",
+            "type Result<T, E",
+        ],
         chunks: &[
             ("Core", Struct),
             ("Core", Impl),
@@ -77,13 +96,21 @@ const CASES: &[Case] = &[
         trivial: &["Core.reset_stats"],
         not_trivial: &["Core.before_context_by_line", "Hidden.describe"],
         starts: &[
-            ("FastMatchResult", "enum FastMatchResult {", "/// Whether a fast path applies."),
+            (
+                "FastMatchResult",
+                "enum FastMatchResult {",
+                "/// Whether a fast path applies.",
+            ),
             ("tests", "mod tests {", "#[cfg(test)]"),
         ],
     },
     Case {
         file: "large.js",
-        module: &["var http = require('http');", "module.exports = res;", "exports.View = View;"],
+        module: &[
+            "var http = require('http');",
+            "module.exports = res;",
+            "exports.View = View;",
+        ],
         chunks: &[
             ("res.status", Function),
             ("res.send", Function),
@@ -93,15 +120,26 @@ const CASES: &[Case] = &[
             ("View.lookup", Method),
         ],
         nested: &["res.sendFile.onaborted", "res.sendFile.onend"],
-        names: &[("res.send", "send"), ("exports.noop", "noop"), ("res.sendFile.onend", "onend")],
-        docs: &[("res.send", "Send a response."), ("View.lookup", "Lookup view by the given")],
+        names: &[
+            ("res.send", "send"),
+            ("exports.noop", "noop"),
+            ("res.sendFile.onend", "onend"),
+        ],
+        docs: &[
+            ("res.send", "Send a response."),
+            ("View.lookup", "Lookup view by the given"),
+        ],
         trivial: &["exports.noop", "View.render"],
         not_trivial: &["res.send", "View.lookup"],
         starts: &[("res.send", "res.send = function send(body) {", "/**")],
     },
     Case {
         file: "large.ts",
-        module: &["import { EventEmitter }", "export const DEFAULT_TIMEOUT_MS", "export default router;"],
+        module: &[
+            "import { EventEmitter }",
+            "export const DEFAULT_TIMEOUT_MS",
+            "export default router;",
+        ],
         chunks: &[
             ("Service", Interface),
             ("Router", Class),
@@ -116,14 +154,25 @@ const CASES: &[Case] = &[
         ],
         nested: &["Service.start", "Store.get", "Handler"],
         names: &[("Internal.normalize", "normalize")],
-        docs: &[("Router", "Routes requests to handlers"), ("Router.add", "Register `handler`")],
+        docs: &[
+            ("Router", "Routes requests to handlers"),
+            ("Router.add", "Register `handler`"),
+        ],
         trivial: &["Router.start", "Router.stop"],
         not_trivial: &["Router.dispatch", "joinPaths"],
-        starts: &[("joinPaths", "export const joinPaths = (...parts: string[]): string =>", "export const joinPaths = (...parts: string[]): string =>")],
+        starts: &[(
+            "joinPaths",
+            "export const joinPaths = (...parts: string[]): string =>",
+            "export const joinPaths = (...parts: string[]): string =>",
+        )],
     },
     Case {
         file: "large.tsx",
-        module: &["import React", "export const PAGE_SIZE = 25;", "type State ="],
+        module: &[
+            "import React",
+            "export const PAGE_SIZE = 25;",
+            "type State =",
+        ],
         chunks: &[
             ("ItemList", Function),
             ("Spinner", Function),
@@ -136,14 +185,22 @@ const CASES: &[Case] = &[
         ],
         nested: &["State"],
         names: &[],
-        docs: &[("ItemList", "A paginated list"), ("Spinner", "spinner until")],
+        docs: &[
+            ("ItemList", "A paginated list"),
+            ("Spinner", "spinner until"),
+        ],
         trivial: &["Counter.componentWillUnmount"],
         not_trivial: &["Counter.render", "ItemList"],
         starts: &[],
     },
     Case {
         file: "large.go",
-        module: &["package cobra", "\"strings\"", "var EnablePrefixMatching = false", "defaultUsageTemplate"],
+        module: &[
+            "package cobra",
+            "\"strings\"",
+            "var EnablePrefixMatching = false",
+            "defaultUsageTemplate",
+        ],
         chunks: &[
             ("Command", Struct),
             ("Flagger", Interface),
@@ -160,7 +217,11 @@ const CASES: &[Case] = &[
         ],
         trivial: &["Command.Deprecated"],
         not_trivial: &["Command.Name", "Command.Find"],
-        starts: &[("Command", "type Command struct {", "// Command is just that, a command for your application.")],
+        starts: &[(
+            "Command",
+            "type Command struct {",
+            "// Command is just that, a command for your application.",
+        )],
     },
     Case {
         file: "large.java",
@@ -178,14 +239,22 @@ const CASES: &[Case] = &[
         ],
         nested: &["Repository.find", "Auditor.record"],
         names: &[],
-        docs: &[("MemoryRepository.find", "Finds a record by id."), ("MemoryRepository", "in-memory repository")],
+        docs: &[
+            ("MemoryRepository.find", "Finds a record by id."),
+            ("MemoryRepository", "in-memory repository"),
+        ],
         trivial: &["MemoryRepository.close"],
         not_trivial: &["MemoryRepository.save"],
         starts: &[("MemoryRepository.find", "@Override", "/**")],
     },
     Case {
         file: "large.c",
-        module: &["#include <stdio.h>", "#define BUFFER_MIN_CAPACITY 64", "static int debug_level = 0;", "typedef struct buffer buffer_t;"],
+        module: &[
+            "#include <stdio.h>",
+            "#define BUFFER_MIN_CAPACITY 64",
+            "static int debug_level = 0;",
+            "typedef struct buffer buffer_t;",
+        ],
         chunks: &[
             ("buffer", Struct),
             ("buf_status", Type),
@@ -196,7 +265,10 @@ const CASES: &[Case] = &[
         ],
         nested: &["MAX", "buffer_t"],
         names: &[],
-        docs: &[("buffer_new", "Create an empty buffer"), ("buffer_reserve", "Make sure `extra` more bytes fit.")],
+        docs: &[
+            ("buffer_new", "Create an empty buffer"),
+            ("buffer_reserve", "Make sure `extra` more bytes fit."),
+        ],
         trivial: &["buffer_stats"],
         not_trivial: &["buffer_find"],
         starts: &[("buffer_new", "buffer_t *buffer_new(size_t cap)", "/**")],
@@ -218,10 +290,17 @@ const CASES: &[Case] = &[
         ],
         nested: &[],
         names: &[("cache.LruCache.put", "put")],
-        docs: &[("cache.LruCache", "evicts the least recently used"), ("cache.split_key", "Splits `key`")],
+        docs: &[
+            ("cache.LruCache", "evicts the least recently used"),
+            ("cache.split_key", "Splits `key`"),
+        ],
         trivial: &["cache.LruCache.on_evict"],
         not_trivial: &["cache.LruCache.put"],
-        starts: &[("cache.get_or", "template <typename K, typename V>", "template <typename K, typename V>")],
+        starts: &[(
+            "cache.get_or",
+            "template <typename K, typename V>",
+            "template <typename K, typename V>",
+        )],
     },
     Case {
         file: "large.cs",
@@ -235,16 +314,28 @@ const CASES: &[Case] = &[
             ("Invoicer.Describe", Method),
             ("Program.Main", Method),
         ],
-        nested: &["IInvoicer.Build", "Usage", "Exporter.Export", "Invoicer.Describe.Money"],
+        nested: &[
+            "IInvoicer.Build",
+            "Usage",
+            "Exporter.Export",
+            "Invoicer.Describe.Money",
+        ],
         names: &[],
-        docs: &[("Invoicer", "The default invoicer"), ("Invoicer.Build", "Builds the invoice of one customer")],
+        docs: &[
+            ("Invoicer", "The default invoicer"),
+            ("Invoicer.Build", "Builds the invoice of one customer"),
+        ],
         trivial: &["Invoicer.Reset"],
         not_trivial: &["Invoicer.Build"],
         starts: &[("Invoicer", "[Serializable]", "/// <summary>")],
     },
     Case {
         file: "large.rb",
-        module: &["require \"json\"", "DEFAULT_TTL = 300", "if $PROGRAM_NAME == __FILE__"],
+        module: &[
+            "require \"json\"",
+            "DEFAULT_TTL = 300",
+            "if $PROGRAM_NAME == __FILE__",
+        ],
         chunks: &[
             ("Cache", Namespace),
             ("Cache.TtlStore", Class),
@@ -258,14 +349,21 @@ const CASES: &[Case] = &[
         ],
         nested: &["Cache.DecodeError"],
         names: &[("Cache.Client", "Client")],
-        docs: &[("Cache.TtlStore.fetch", "computing and storing it"), ("Cache.TtlStore", "forgets entries")],
+        docs: &[
+            ("Cache.TtlStore.fetch", "computing and storing it"),
+            ("Cache.TtlStore", "forgets entries"),
+        ],
         trivial: &["Cache.TtlStore.clear"],
         not_trivial: &["Cache.TtlStore.prune"],
         starts: &[],
     },
     Case {
         file: "large.php",
-        module: &["namespace App\\Http\\Controllers;", "use Illuminate\\Http\\Request;", "const MAX_PAGE_SIZE = 100;"],
+        module: &[
+            "namespace App\\Http\\Controllers;",
+            "use Illuminate\\Http\\Request;",
+            "const MAX_PAGE_SIZE = 100;",
+        ],
         chunks: &[
             ("Authorizer", Interface),
             ("Paginates", Trait),
@@ -279,14 +377,22 @@ const CASES: &[Case] = &[
         ],
         nested: &["Authorizer.allows", "Controller.name"],
         names: &[],
-        docs: &[("UserController.index", "List users, newest first."), ("human_bytes", "Format a byte count")],
+        docs: &[
+            ("UserController.index", "List users, newest first."),
+            ("human_bytes", "Format a byte count"),
+        ],
         trivial: &["UserController.destroy"],
         not_trivial: &["UserController.index"],
         starts: &[],
     },
     Case {
         file: "large.sh",
-        module: &["set -euo pipefail", "VERSION=\"${1:-}\"", "trap cleanup EXIT", "for target in"],
+        module: &[
+            "set -euo pipefail",
+            "VERSION=\"${1:-}\"",
+            "trap cleanup EXIT",
+            "for target in",
+        ],
         chunks: &[
             ("die", Function),
             ("check_preconditions", Function),
@@ -296,14 +402,22 @@ const CASES: &[Case] = &[
         ],
         nested: &[],
         names: &[],
-        docs: &[("die", "Print a message to stderr"), ("build_target", "Build one target")],
+        docs: &[
+            ("die", "Print a message to stderr"),
+            ("build_target", "Build one target"),
+        ],
         trivial: &["post_release"],
         not_trivial: &["checksums"],
         starts: &[("die", "die() {", "# Print a message to stderr and exit.")],
     },
     Case {
         file: "large.scala",
-        module: &["package com.example.graph", "import scala.collection.mutable", "type NodeId = Long", "case class Edge"],
+        module: &[
+            "package com.example.graph",
+            "import scala.collection.mutable",
+            "type NodeId = Long",
+            "case class Edge",
+        ],
         chunks: &[
             ("Graph", Trait),
             ("AdjacencyGraph", Class),
@@ -315,9 +429,16 @@ const CASES: &[Case] = &[
             ("Graphs.components", Method),
             ("Color", Enum),
         ],
-        nested: &["Graphs.chain.loop", "Graphs.components.visit", "Graph.successors"],
+        nested: &[
+            "Graphs.chain.loop",
+            "Graphs.components.visit",
+            "Graph.successors",
+        ],
         names: &[],
-        docs: &[("AdjacencyGraph", "adjacency lists"), ("Graphs.chain", "Follows single successors")],
+        docs: &[
+            ("AdjacencyGraph", "adjacency lists"),
+            ("Graphs.chain", "Follows single successors"),
+        ],
         trivial: &["AdjacencyGraph.shortestPath"],
         not_trivial: &["AdjacencyGraph.topologicalOrder"],
         starts: &[],
@@ -326,7 +447,11 @@ const CASES: &[Case] = &[
 
 fn check(case: &Case) {
     let text = fixture(case.file);
-    assert!(text.chars().count() > 3000, "{}: fixture too small for the large-file rule", case.file);
+    assert!(
+        text.chars().count() > 3000,
+        "{}: fixture too small for the large-file rule",
+        case.file
+    );
     let fs = parse(case.file, &text);
     let f = case.file;
     check_no_line_lost(f, &text, &fs);
@@ -337,13 +462,18 @@ fn check(case: &Case) {
     assert!(!module.is_empty(), "{f}: no module chunk");
     assert!(module.iter().all(|c| c.synthetic), "{f}");
     for m in case.module {
-        assert!(module.iter().any(|c| c.text.contains(m)), "{f}: {m:?} not in the module chunk");
+        assert!(
+            module.iter().any(|c| c.text.contains(m)),
+            "{f}: {m:?} not in the module chunk"
+        );
     }
 
     // Every definition is inside a chunk; chunks of definitions hold them whole.
     for d in &fs.definitions {
         assert!(
-            fs.chunks.iter().any(|c| c.start_line <= d.start_line && d.end_line <= c.end_line),
+            fs.chunks
+                .iter()
+                .any(|c| c.start_line <= d.start_line && d.end_line <= c.end_line),
             "{f}: {} is in no chunk",
             d.qualname
         );
@@ -354,15 +484,34 @@ fn check(case: &Case) {
         let d = fs
             .definitions
             .iter()
-            .find(|d| &d.qualname == q && d.kind == *kind && c.start_line <= d.start_line && c.end_line == d.end_line)
-            .unwrap_or_else(|| panic!("{f}: no {kind} definition {q} spanning chunk {}-{}: {:#?}", c.start_line, c.end_line, defs(&fs)));
-        assert!(c.text.contains(&lines(&text, d.start_line, d.end_line).trim_start()), "{f}: {q} cut");
+            .find(|d| {
+                &d.qualname == q
+                    && d.kind == *kind
+                    && c.start_line <= d.start_line
+                    && c.end_line == d.end_line
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "{f}: no {kind} definition {q} spanning chunk {}-{}: {:#?}",
+                    c.start_line,
+                    c.end_line,
+                    defs(&fs)
+                )
+            });
+        assert!(
+            c.text
+                .contains(lines(&text, d.start_line, d.end_line).trim_start()),
+            "{f}: {q} cut"
+        );
         assert_eq!(c.symbol.as_deref(), Some(d.name.as_str()), "{f}: {q}");
         assert!(c.signature.is_some(), "{f}: {q} has no signature");
     }
     for q in case.nested {
         def(&fs, q);
-        assert!(chunk_named(&fs, q).is_none(), "{f}: {q} should have no chunk of its own");
+        assert!(
+            chunk_named(&fs, q).is_none(),
+            "{f}: {q} should have no chunk of its own"
+        );
     }
     for (q, name) in case.names {
         assert_eq!(def(&fs, q).name, *name, "{f}: {q}");
@@ -370,8 +519,14 @@ fn check(case: &Case) {
     for (q, doc) in case.docs {
         let c = chunk_named(&fs, q).unwrap_or_else(|| panic!("{f}: no chunk {q}"));
         let got = c.doc.as_deref().unwrap_or("");
-        assert!(got.contains(doc), "{f}: doc of {q} is {got:?}, expected {doc:?}");
-        assert!(!got.starts_with("//") && !got.starts_with("/*") && !got.starts_with('#'), "{f}: {got:?}");
+        assert!(
+            got.contains(doc),
+            "{f}: doc of {q} is {got:?}, expected {doc:?}"
+        );
+        assert!(
+            !got.starts_with("//") && !got.starts_with("/*") && !got.starts_with('#'),
+            "{f}: {got:?}"
+        );
     }
     for q in case.trivial {
         let c = chunk_named(&fs, q).unwrap_or_else(|| panic!("{f}: no chunk {q}"));
@@ -383,14 +538,26 @@ fn check(case: &Case) {
     }
     for (q, def_line, chunk_line) in case.starts {
         let d = def(&fs, q);
-        assert_eq!(lines(&text, d.start_line, d.start_line).trim(), *def_line, "{f}: {q} starts");
+        assert_eq!(
+            lines(&text, d.start_line, d.start_line).trim(),
+            *def_line,
+            "{f}: {q} starts"
+        );
         let c = chunk_named(&fs, q).unwrap();
-        assert_eq!(lines(&text, c.start_line, c.start_line).trim(), *chunk_line, "{f}: chunk of {q}");
+        assert_eq!(
+            lines(&text, c.start_line, c.start_line).trim(),
+            *chunk_line,
+            "{f}: chunk of {q}"
+        );
     }
     // Kinds: functions in class-like definitions are methods, others not.
     for d in &fs.definitions {
         if d.kind == Method {
-            assert!(d.qualname.contains('.'), "{f}: method {} has no owner", d.qualname);
+            assert!(
+                d.qualname.contains('.'),
+                "{f}: method {} has no owner",
+                d.qualname
+            );
         }
     }
 }
@@ -432,7 +599,10 @@ fn every_case_has_a_test() {
 fn small_files_are_one_chunk_with_all_definitions() {
     for case in CASES {
         let text = fixture(case.file);
-        let opts = ken_syntax::ChunkOptions { whole_file_chars: 100_000, ..Default::default() };
+        let opts = ken_syntax::ChunkOptions {
+            whole_file_chars: 100_000,
+            ..Default::default()
+        };
         let fs = ken_syntax::parse_file(case.file, &text, &opts);
         check_invariants(case.file, &text, &fs);
         assert_eq!(fs.chunks.len(), 1, "{}", case.file);

@@ -60,7 +60,9 @@ pub fn home_dir(flag: Option<&Path>, env: &Env) -> PathBuf {
 pub fn load_file(home: &Path) -> Result<FileConfig> {
     let path = home.join("config.toml");
     match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display())),
+        Ok(text) => {
+            toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileConfig::default()),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
@@ -98,16 +100,26 @@ mod tests {
         };
         assert_eq!(home_dir(Some(Path::new("/f")), &env), PathBuf::from("/f"));
         assert_eq!(home_dir(None, &env), PathBuf::from("/k"));
-        let env = Env { ken_home: None, ..env };
+        let env = Env {
+            ken_home: None,
+            ..env
+        };
         assert_eq!(home_dir(None, &env), PathBuf::from("/x/ken"));
-        let env = Env { xdg_data_home: None, ..env };
+        let env = Env {
+            xdg_data_home: None,
+            ..env
+        };
         assert_eq!(home_dir(None, &env), PathBuf::from("/h/.local/share/ken"));
     }
 
     #[test]
     fn config_file_layer() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.toml"), "max_file_size = 10\nthreads = 3\n").unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "max_file_size = 10\nthreads = 3\n",
+        )
+        .unwrap();
         let s = settings(Some(dir.path()), &Env::default()).unwrap();
         assert_eq!(s.max_file_bytes, 10);
         assert_eq!(s.threads, 3);

@@ -17,13 +17,19 @@ impl Output {
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
         };
         Output { json, color }
     }
 
     pub fn paint(&self, code: &str, text: &str) -> String {
-        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
     }
 
     pub fn bold(&self, t: &str) -> String {
@@ -56,7 +62,11 @@ impl Output {
             eprintln!("{v}");
         } else {
             let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            let label = if color { "\x1b[31;1merror:\x1b[0m" } else { "error:" };
+            let label = if color {
+                "\x1b[31;1merror:\x1b[0m"
+            } else {
+                "error:"
+            };
             eprintln!("{label} {msg}");
         }
     }

@@ -38,10 +38,22 @@ fn sigkill_mid_index_then_search_and_resume() {
     for fraction in [0.2, 0.5, 0.8] {
         let mut child = ken
             .cmd()
-            .args(["index", "--quiet", &p, "--rev", "HEAD", "--name", "big", "--threads", "1"])
+            .args([
+                "index",
+                "--quiet",
+                &p,
+                "--rev",
+                "HEAD",
+                "--name",
+                "big",
+                "--threads",
+                "1",
+            ])
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(((full_ms as f64) * fraction) as u64 + 30));
+        std::thread::sleep(Duration::from_millis(
+            ((full_ms as f64) * fraction) as u64 + 30,
+        ));
         let finished = child.try_wait().unwrap().is_some();
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
@@ -52,14 +64,20 @@ fn sigkill_mid_index_then_search_and_resume() {
         let out = ken.run(&["search", "--json", "handler_3_7"]);
         assert!(out.status.success(), "search after kill: {}", stderr(&out));
     }
-    assert!(killed_mid_run > 0, "the indexer was never interrupted; make the fixture bigger");
+    assert!(
+        killed_mid_run > 0,
+        "the indexer was never interrupted; make the fixture bigger"
+    );
 
     // the next run completes the work
     let rep = ken.index(&[&p, "--rev", "HEAD", "--name", "big"]);
     assert_eq!(rep["files"], full["files"]);
     let done = ken.json(&["status", "--json"]);
     let reference_status = reference.json(&["status", "--json"]);
-    assert_eq!(done["repos"][0]["stats"], reference_status["repos"][0]["stats"]);
+    assert_eq!(
+        done["repos"][0]["stats"],
+        reference_status["repos"][0]["stats"]
+    );
     assert!(done["repos"][0]["pending"].is_null());
     let a = ken.search(&["handler_1234_5"]);
     let b = reference.search(&["handler_1234_5"]);
@@ -94,7 +112,11 @@ fn second_indexer_is_refused_while_the_first_runs() {
         assert!(stdout(&second).contains("processed") || stdout(&second).contains("up to date"));
     } else {
         assert_eq!(second.status.code(), Some(3), "{}", stderr(&second));
-        assert!(stderr(&second).contains("another `ken index` is updating"), "{}", stderr(&second));
+        assert!(
+            stderr(&second).contains("another `ken index` is updating"),
+            "{}",
+            stderr(&second)
+        );
     }
     // the index is whole either way
     let v = ken.search(&["handler_599_39"]);
@@ -108,11 +130,18 @@ fn held_lock_refuses_deterministically() {
     r.commit("initial");
     let ken = Ken::new();
     ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
-    let lock = std::fs::File::options().write(true).open(ken.index_dir("shop").join("lock")).unwrap();
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(ken.index_dir("shop").join("lock"))
+        .unwrap();
     lock.lock().unwrap();
     let out = ken.run(&["index", r.path().to_str().unwrap(), "--name", "shop"]);
     assert_eq!(out.status.code(), Some(3));
-    assert!(stderr(&out).contains("another `ken index` is updating"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("another `ken index` is updating"),
+        "{}",
+        stderr(&out)
+    );
     // searching is not blocked by a writer
     let out = ken.run(&["search", "refresh_token"]);
     assert!(out.status.success());

@@ -53,7 +53,14 @@ fn metrics_match_a_hand_computation() {
     assert_eq!(per[0]["files"][0], "src/shop/session.py");
 
     // the baseline mode runs on the same index
-    let out = ken.run(&["eval", set.path().to_str().unwrap(), "--repo", &repo_arg, "--mode", "baseline"]);
+    let out = ken.run(&[
+        "eval",
+        set.path().to_str().unwrap(),
+        "--repo",
+        &repo_arg,
+        "--mode",
+        "baseline",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["mode"], "baseline");
@@ -67,7 +74,11 @@ fn bad_eval_input() {
     std::fs::write(set.path(), "{not json}\n").unwrap();
     let out = ken.run(&["eval", set.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains(":1: not an eval query"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(":1: not an eval query"),
+        "{}",
+        stderr(&out)
+    );
     let out = ken.run(&["eval", "/no/such.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
 }

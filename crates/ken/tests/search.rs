@@ -53,7 +53,11 @@ fn json_shape_is_the_contract() {
 #[test]
 fn exact_symbols_are_pinned_wherever_they_appear_in_the_query() {
     let (_r, ken) = indexed();
-    for q in ["RefreshToken", "what does RefreshToken do", "bug in RefreshToken when old is empty"] {
+    for q in [
+        "RefreshToken",
+        "what does RefreshToken do",
+        "bug in RefreshToken when old is empty",
+    ] {
         let v = ken.search(&[q]);
         let first = &v["results"][0];
         assert_eq!(first["path"], "cmd/tokens.go", "{q}: {v}");
@@ -74,7 +78,12 @@ fn filters() {
     let v = ken.search(&["refresh session token", "--lang", "js"]);
     assert_eq!(paths(&v), ["web/session.js"]);
     let v = ken.search(&["refresh session token", "--path", "src/**/*.py"]);
-    assert!(paths(&v).iter().all(|p| p.starts_with("src/") && p.ends_with(".py")), "{v}");
+    assert!(
+        paths(&v)
+            .iter()
+            .all(|p| p.starts_with("src/") && p.ends_with(".py")),
+        "{v}"
+    );
     assert!(!paths(&v).is_empty());
     let v = ken.search(&["refresh session token", "--path", "web"]);
     assert_eq!(paths(&v), ["web/session.js"]);
@@ -106,13 +115,26 @@ fn human_output_lists_locations() {
 fn several_repositories() {
     let (_r, ken) = indexed();
     let other = Repo::new();
-    other.write("lib/tokens.rs", "/// Refresh a token.\npub fn refresh_token(t: &str) -> String {\n    t.to_string()\n}\n");
+    other.write(
+        "lib/tokens.rs",
+        "/// Refresh a token.\npub fn refresh_token(t: &str) -> String {\n    t.to_string()\n}\n",
+    );
     other.commit("rust");
     ken.index(&[other.path().to_str().unwrap(), "--name", "rusty"]);
     let v = ken.search(&["refresh_token", "-n", "20"]);
-    let repos: std::collections::HashSet<&str> =
-        v["results"].as_array().unwrap().iter().map(|r| r["repo"].as_str().unwrap()).collect();
+    let repos: std::collections::HashSet<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["repo"].as_str().unwrap())
+        .collect();
     assert!(repos.contains("shop") && repos.contains("rusty"), "{v}");
     let v = ken.search(&["refresh_token", "--repo", "rusty"]);
-    assert!(v["results"].as_array().unwrap().iter().all(|r| r["repo"] == "rusty"));
+    assert!(
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["repo"] == "rusty")
+    );
 }

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
+use tantivy::schema::Value;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::schema::Value;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::tokenizer;
@@ -71,8 +71,13 @@ impl LexicalIndex {
         let (schema, fields) = schema();
         let directory = tantivy::directory::MmapDirectory::open(dir)?;
         let index = Index::open_or_create(directory, schema)?;
-        index.tokenizers().register(tokenizer::CODE, tokenizer::analyzer());
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        index
+            .tokenizers()
+            .register(tokenizer::CODE, tokenizer::analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
         Ok(LexicalIndex {
             index,
             reader,
@@ -89,7 +94,9 @@ impl LexicalIndex {
     }
 
     fn writer(&mut self) -> &mut IndexWriter {
-        self.writer.as_mut().expect("start_writing is called before any write")
+        self.writer
+            .as_mut()
+            .expect("start_writing is called before any write")
     }
 
     pub fn delete_path(&mut self, path: &str) {
@@ -130,7 +137,10 @@ impl LexicalIndex {
             return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(q.limit.max(1)).order_by_score())?;
+        let top = searcher.search(
+            &query,
+            &TopDocs::with_limit(q.limit.max(1)).order_by_score(),
+        )?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let col = searcher
@@ -149,7 +159,10 @@ impl LexicalIndex {
             return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(q.limit.max(1)).order_by_score())?;
+        let top = searcher.search(
+            &query,
+            &TopDocs::with_limit(q.limit.max(1)).order_by_score(),
+        )?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr)?;
@@ -169,18 +182,32 @@ impl LexicalIndex {
         terms.dedup();
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for t in &terms {
-            for (field, weight) in [(f.body, w.body), (f.symbol, w.symbol), (f.path, w.path), (f.doc, w.doc)] {
+            for (field, weight) in [
+                (f.body, w.body),
+                (f.symbol, w.symbol),
+                (f.path, w.path),
+                (f.doc, w.doc),
+            ] {
                 if weight <= 0.0 {
                     continue;
                 }
-                let tq = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
-                should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), weight))));
+                let tq = TermQuery::new(
+                    Term::from_field_text(field, t),
+                    IndexRecordOption::WithFreqs,
+                );
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(tq), weight)),
+                ));
             }
         }
         let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(should));
         let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query)];
         if !q.languages.is_empty() {
-            let terms = q.languages.iter().map(|l| Term::from_field_text(f.lang, l.name()));
+            let terms = q
+                .languages
+                .iter()
+                .map(|l| Term::from_field_text(f.lang, l.name()));
             must.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
         }
         if let Some(paths) = &q.paths {
@@ -197,7 +224,11 @@ pub(crate) fn query_terms(text: &str) -> Vec<String> {
         .map(|(_, w)| w)
         .filter(|w| !ken_core::ident::is_stop_word(&w.to_lowercase()))
         .collect();
-    let source = if kept.is_empty() { text.to_string() } else { kept.join(" ") };
+    let source = if kept.is_empty() {
+        text.to_string()
+    } else {
+        kept.join(" ")
+    };
     let mut terms = tokenizer::query_terms(&source);
     let mut seen = std::collections::HashSet::new();
     terms.retain(|t| seen.insert(t.clone()));

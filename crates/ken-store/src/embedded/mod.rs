@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 use ken_core::{Chunk, ChunkKind, Definition};
 use rusqlite::{Connection, params};
 
-pub use self::sql::fold;
 use self::lexical::{LexDoc, LexicalIndex};
+pub use self::sql::fold;
 use crate::{
-    Batch, FileContent, FileHit, FileRecord, IndexState, LexicalHit, LexicalQuery, Result, Stats, Store,
-    StoreError, StoredChunk, SymbolMatch,
+    Batch, FileContent, FileHit, FileRecord, IndexState, LexicalHit, LexicalQuery, Result, Stats,
+    Store, StoreError, StoredChunk, SymbolMatch,
 };
 
 const CHUNK_WRITER_MEMORY: usize = 64 << 20;
@@ -70,12 +70,21 @@ impl EmbeddedStore {
     pub fn open_for_writing(dir: &Path) -> Result<EmbeddedStore> {
         std::fs::create_dir_all(dir)?;
         let lock_path = dir.join("lock");
-        let lock = File::options().create(true).truncate(false).write(true).read(true).open(&lock_path)?;
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .read(true)
+            .open(&lock_path)?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
-                let who = if holder.trim().is_empty() { dir.display().to_string() } else { format!("pid {}", holder.trim()) };
+                let who = if holder.trim().is_empty() {
+                    dir.display().to_string()
+                } else {
+                    format!("pid {}", holder.trim())
+                };
                 return Err(StoreError::Locked(who));
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
@@ -115,11 +124,15 @@ impl EmbeddedStore {
     fn recover(&mut self) -> Result<()> {
         let journaled: Vec<String> = {
             let mut stmt = self.conn.prepare("SELECT path FROM journal")?;
-            stmt.query_map([], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?
+            stmt.query_map([], |r| r.get(0))?
+                .collect::<std::result::Result<_, _>>()?
         };
         let lexical_lost = self.chunk_index.num_docs() == 0 && sql::stats(&self.conn)?.chunks > 0;
         let paths: Vec<String> = if lexical_lost {
-            sql::files(&self.conn)?.into_iter().map(|f| f.path).collect()
+            sql::files(&self.conn)?
+                .into_iter()
+                .map(|f| f.path)
+                .collect()
         } else {
             journaled
         };
@@ -160,8 +173,12 @@ impl EmbeddedStore {
     }
 
     fn symbol_names(&self, path: &str) -> Result<String> {
-        let mut stmt = self.conn.prepare_cached("SELECT qualname FROM symbols WHERE path = ?1")?;
-        let names: Vec<String> = stmt.query_map([path], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT qualname FROM symbols WHERE path = ?1")?;
+        let names: Vec<String> = stmt
+            .query_map([path], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?;
         Ok(names.join(" "))
     }
 }
@@ -229,11 +246,17 @@ impl Store for EmbeddedStore {
         let first_id: u64;
         {
             let tx = self.conn.transaction()?;
-            first_id = sql::get_meta(&tx, "next_chunk_id")?.and_then(|v| v.parse().ok()).unwrap_or(1);
-            seq = sql::get_meta(&tx, "batch_seq")?.and_then(|v| v.parse().ok()).unwrap_or(0) + 1;
+            first_id = sql::get_meta(&tx, "next_chunk_id")?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            seq = sql::get_meta(&tx, "batch_seq")?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+                + 1;
             sql::set_meta(&tx, "next_chunk_id", Some(&(first_id + needed).to_string()))?;
             {
-                let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO journal(path) VALUES (?1)")?;
+                let mut stmt =
+                    tx.prepare_cached("INSERT OR IGNORE INTO journal(path) VALUES (?1)")?;
                 for p in &paths {
                     stmt.execute([p])?;
                 }
@@ -268,7 +291,11 @@ impl Store for EmbeddedStore {
                     doc: c.doc.as_deref().unwrap_or(""),
                 })?;
             }
-            let names: Vec<&str> = syntax.definitions.iter().map(|d| d.qualname.as_str()).collect();
+            let names: Vec<&str> = syntax
+                .definitions
+                .iter()
+                .map(|d| d.qualname.as_str())
+                .collect();
             self.file_index.add(&LexDoc {
                 chunk_id: 0,
                 path: &u.path,
@@ -297,7 +324,8 @@ impl Store for EmbeddedStore {
             let mut ins_file = tx.prepare_cached(
                 "INSERT INTO files(path, blob_id, language, size, skip) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?;
-            let mut ins_blob = tx.prepare_cached("INSERT OR IGNORE INTO blobs(id, text) VALUES (?1, ?2)")?;
+            let mut ins_blob =
+                tx.prepare_cached("INSERT OR IGNORE INTO blobs(id, text) VALUES (?1, ?2)")?;
             let mut ins_chunk = tx.prepare_cached(
                 "INSERT INTO chunks(id, path, kind, language, symbol, qualname, signature, doc,
                  start_line, end_line, start_byte, end_byte, trivial, cell, content_hash, text)
@@ -312,8 +340,16 @@ impl Store for EmbeddedStore {
                     FileContent::Skipped { reason } => Some(reason.as_str()),
                     FileContent::Indexed { .. } => None,
                 };
-                ins_file.execute(params![u.path, u.id, u.language.name(), u.size as i64, skip])?;
-                let FileContent::Indexed { text, syntax } = &u.content else { continue };
+                ins_file.execute(params![
+                    u.path,
+                    u.id,
+                    u.language.name(),
+                    u.size as i64,
+                    skip
+                ])?;
+                let FileContent::Indexed { text, syntax } = &u.content else {
+                    continue;
+                };
                 ins_blob.execute(params![u.id, text])?;
                 for (c, id) in syntax.chunks.iter().zip(file_ids) {
                     let slice = text.get(c.start_byte as usize..c.end_byte as usize);
@@ -343,7 +379,9 @@ impl Store for EmbeddedStore {
                 }
                 let mut seen = HashSet::new();
                 for d in &syntax.definitions {
-                    let Some(home) = home_chunk(d, &syntax.chunks) else { continue };
+                    let Some(home) = home_chunk(d, &syntax.chunks) else {
+                        continue;
+                    };
                     if !seen.insert((d.qualname.as_str(), d.start_line)) {
                         continue;
                     }
@@ -372,9 +410,12 @@ impl Store for EmbeddedStore {
 
     fn finish(&mut self) -> Result<()> {
         self.writing()?;
+        self.conn.execute(
+            "DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)",
+            [],
+        )?;
         self.conn
-            .execute("DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)", [])?;
-        self.conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
+            .pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
         Ok(())
     }
 
@@ -389,11 +430,14 @@ impl Store for EmbeddedStore {
 
     fn search_files(&self, query: &LexicalQuery) -> Result<Vec<FileHit>> {
         let hits = self.file_index.search_paths(query)?;
-        Ok(hits.into_iter().map(|(path, score)| FileHit { path, score }).collect())
+        Ok(hits
+            .into_iter()
+            .map(|(path, score)| FileHit { path, score })
+            .collect())
     }
 
-    fn lookup_symbols(&self, ident: &str, limit: usize) -> Result<Vec<SymbolMatch>> {
-        sql::lookup_symbols(&self.conn, ident, limit)
+    fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>> {
+        sql::lookup_symbols(&self.conn, ident, limit, partial)
     }
 
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {

@@ -6,7 +6,9 @@ use std::path::Path;
 use ken_core::{ChunkKind, Language};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{FileRecord, IndexState, Result, Stats, StoreError, StoredChunk, SymbolMatch, SymbolTier};
+use crate::{
+    FileRecord, IndexState, Result, Stats, StoreError, StoredChunk, SymbolMatch, SymbolTier,
+};
 
 const SCHEMA_VERSION: &str = "1";
 
@@ -71,7 +73,9 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.execute_batch(SCHEMA)?;
     let version: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+            r.get(0)
+        })
         .optional()?;
     match version.as_deref() {
         None => {
@@ -116,7 +120,8 @@ pub(crate) fn write_state(conn: &Connection, state: &IndexState) -> Result<()> {
 }
 
 pub(crate) fn files(conn: &Connection) -> Result<Vec<FileRecord>> {
-    let mut stmt = conn.prepare("SELECT path, blob_id, language, size, skip FROM files ORDER BY path")?;
+    let mut stmt =
+        conn.prepare("SELECT path, blob_id, language, size, skip FROM files ORDER BY path")?;
     let rows = stmt.query_map([], |r| {
         let lang: String = r.get(2)?;
         Ok(FileRecord {
@@ -131,7 +136,8 @@ pub(crate) fn files(conn: &Connection) -> Result<Vec<FileRecord>> {
 }
 
 pub(crate) fn stats(conn: &Connection) -> Result<Stats> {
-    let count = |sql: &str| -> Result<u64> { Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
+    let count =
+        |sql: &str| -> Result<u64> { Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
     Ok(Stats {
         files: count("SELECT count(*) FROM files WHERE skip IS NULL")?,
         skipped_files: count("SELECT count(*) FROM files WHERE skip IS NOT NULL")?,
@@ -143,7 +149,7 @@ pub(crate) fn stats(conn: &Connection) -> Result<Stats> {
 
 const CHUNK_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
     c.start_line, c.end_line, c.start_byte, c.end_byte, c.trivial, c.cell, c.content_hash,
-    coalesce(c.text, substr(b.text, c.start_byte + 1, c.end_byte - c.start_byte))";
+    c.text IS NOT NULL, coalesce(c.text, substr(b.text, c.start_byte + 1, c.end_byte - c.start_byte))";
 
 fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
     let lang: String = r.get(2)?;
@@ -164,7 +170,8 @@ fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
         trivial: r.get::<_, i64>(12)? != 0,
         cell: r.get(13)?,
         content_hash: r.get(14)?,
-        text: r.get::<_, Option<String>>(15)?.unwrap_or_default(),
+        synthetic: r.get(15)?,
+        text: r.get::<_, Option<String>>(16)?.unwrap_or_default(),
     })
 }
 
@@ -201,7 +208,12 @@ pub(crate) fn file_text(conn: &Connection, path: &str) -> Result<Option<String>>
         .optional()?)
 }
 
-pub(crate) fn lookup_symbols(conn: &Connection, ident: &str, limit: usize) -> Result<Vec<SymbolMatch>> {
+pub(crate) fn lookup_symbols(
+    conn: &Connection,
+    ident: &str,
+    limit: usize,
+    partial: bool,
+) -> Result<Vec<SymbolMatch>> {
     let folded = fold(ident);
     if folded.is_empty() {
         return Ok(Vec::new());
@@ -230,14 +242,26 @@ pub(crate) fn lookup_symbols(conn: &Connection, ident: &str, limit: usize) -> Re
     // Tier 1: exact (name or qualified name, folded); case-exact ranks first.
     let column = if qualified { "qual_folded" } else { "folded" };
     let sql = format!("SELECT {COLS} FROM symbols WHERE {column} = ?1 LIMIT ?2");
-    let folded_q = if qualified { fold(&qual_ident) } else { folded.clone() };
+    let folded_q = if qualified {
+        fold(&qual_ident)
+    } else {
+        folded.clone()
+    };
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut exact: Vec<SymbolMatch> = stmt
         .query_map(params![folded_q, limit as i64], row)?
         .filter_map(|r| r.ok())
         .map(|(mut m, _)| {
-            let same = if qualified { m.qualname == qual_ident } else { m.name == ident };
-            m.tier = if same { SymbolTier::Exact } else { SymbolTier::ExactFolded };
+            let same = if qualified {
+                m.qualname == qual_ident
+            } else {
+                m.name == ident
+            };
+            m.tier = if same {
+                SymbolTier::Exact
+            } else {
+                SymbolTier::ExactFolded
+            };
             m
         })
         .collect();
@@ -247,12 +271,15 @@ pub(crate) fn lookup_symbols(conn: &Connection, ident: &str, limit: usize) -> Re
             out.push(m);
         }
     }
-    if out.len() >= limit || qualified || folded.len() < 3 {
+    if !partial || out.len() >= limit || qualified || folded.len() < 3 {
         out.truncate(limit);
         return Ok(out);
     }
     // Tier 2: prefix. Tier 3: substring (identifiers of 4+ characters only).
-    let escaped = folded.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    let escaped = folded
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
     let tiers: &[(SymbolTier, String)] = &[
         (SymbolTier::Prefix, format!("{escaped}%")),
         (SymbolTier::Substring, format!("%{escaped}%")),

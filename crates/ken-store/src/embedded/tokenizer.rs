@@ -13,7 +13,9 @@ pub const CODE: &str = "ken_code";
 
 /// Build the analyzer.
 pub fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(CodeTokenizer).filter(Stemmer::new(Language::English)).build()
+    TextAnalyzer::builder(CodeTokenizer)
+        .filter(Stemmer::new(Language::English))
+        .build()
 }
 
 /// Analyze `text` into the terms a query would look up.
@@ -41,7 +43,11 @@ impl Tokenizer for CodeTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
         let mut tokens = Vec::new();
         ken_core::ident::index_tokens(text, |t, pos, from, to| {
-            let text = if t.contains('_') { t.replace('_', "") } else { t.to_string() };
+            let text = if t.contains('_') {
+                t.replace('_', "")
+            } else {
+                t.to_string()
+            };
             if text.is_empty() {
                 return;
             }
@@ -78,8 +84,14 @@ mod tests {
 
     #[test]
     fn identifiers_fold_to_one_whole_token() {
-        assert_eq!(query_terms("parseConfig"), ["parseconfig", "pars", "config"]);
-        assert_eq!(query_terms("parse_config"), ["parseconfig", "pars", "config"]);
+        assert_eq!(
+            query_terms("parseConfig"),
+            ["parseconfig", "pars", "config"]
+        );
+        assert_eq!(
+            query_terms("parse_config"),
+            ["parseconfig", "pars", "config"]
+        );
         assert_eq!(query_terms("teardown callbacks"), ["teardown", "callback"]);
     }
 }

@@ -11,7 +11,9 @@ pub(crate) static C: Spec = Spec {
         Rule::new("struct_specifier", ChunkKind::Struct).needs_body(),
         Rule::new("union_specifier", ChunkKind::Struct).needs_body(),
         Rule::new("enum_specifier", ChunkKind::Enum).needs_body(),
-        Rule::new("type_definition", ChunkKind::Type).hook(typedef_name).no_body(),
+        Rule::new("type_definition", ChunkKind::Type)
+            .hook(typedef_name)
+            .no_body(),
         Rule::new("preproc_function_def", ChunkKind::Macro).no_body(),
     ],
     comments: &["comment"],
@@ -23,21 +25,26 @@ pub(crate) static C: Spec = Spec {
 pub(crate) static CPP: Spec = Spec {
     rules: &[
         Rule::new("function_definition", ChunkKind::Function).hook(function_name),
-        Rule::new("field_declaration", ChunkKind::Method).hook(method_declaration).no_body(),
-        Rule::new("declaration", ChunkKind::Method).hook(method_declaration).no_body(),
+        Rule::new("field_declaration", ChunkKind::Method)
+            .hook(method_declaration)
+            .no_body(),
+        Rule::new("declaration", ChunkKind::Method)
+            .hook(method_declaration)
+            .no_body(),
         Rule::new("class_specifier", ChunkKind::Class).needs_body(),
         Rule::new("struct_specifier", ChunkKind::Struct).needs_body(),
         Rule::new("union_specifier", ChunkKind::Struct).needs_body(),
         Rule::new("enum_specifier", ChunkKind::Enum).needs_body(),
         Rule::new("namespace_definition", ChunkKind::Namespace),
-        Rule::new("type_definition", ChunkKind::Type).hook(typedef_name).no_body(),
+        Rule::new("type_definition", ChunkKind::Type)
+            .hook(typedef_name)
+            .no_body(),
         Rule::new("alias_declaration", ChunkKind::Type).no_body(),
         Rule::new("preproc_function_def", ChunkKind::Macro).no_body(),
     ],
     comments: &["comment"],
     attributes: &[],
-    wrappers: &[Wrapper::new("template_declaration", true)
-        .ignoring(&["template_parameter_list"])],
+    wrappers: &[Wrapper::new("template_declaration", true).ignoring(&["template_parameter_list"])],
     docstrings: false,
 };
 
@@ -52,12 +59,16 @@ fn declared_name<'t>(node: Node<'t>) -> Option<(Node<'t>, bool)> {
                 function = true;
                 d = d.child_by_field_name("declarator")?;
             }
-            "pointer_declarator" | "reference_declarator" | "parenthesized_declarator"
-            | "attributed_declarator" | "array_declarator" => {
+            "pointer_declarator"
+            | "reference_declarator"
+            | "parenthesized_declarator"
+            | "attributed_declarator"
+            | "array_declarator" => {
                 d = match d.child_by_field_name("declarator") {
                     Some(n) => n,
-                    None => d.named_children(&mut d.walk()).find(|n| n.kind().contains("declarator")
-                        || n.kind().ends_with("identifier"))?,
+                    None => d.named_children(&mut d.walk()).find(|n| {
+                        n.kind().contains("declarator") || n.kind().ends_with("identifier")
+                    })?,
                 };
             }
             _ => return Some((d, function)),

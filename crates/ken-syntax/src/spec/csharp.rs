@@ -14,7 +14,9 @@ pub(crate) static SPEC: Spec = Spec {
         Rule::new("local_function_statement", ChunkKind::Function),
         Rule::new("delegate_declaration", ChunkKind::Type).no_body(),
         Rule::new("namespace_declaration", ChunkKind::Namespace).no_scope(),
-        Rule::new("file_scoped_namespace_declaration", ChunkKind::Namespace).no_scope().no_body(),
+        Rule::new("file_scoped_namespace_declaration", ChunkKind::Namespace)
+            .no_scope()
+            .no_body(),
     ],
     comments: &["comment"],
     attributes: &[],

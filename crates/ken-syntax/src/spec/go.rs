@@ -24,7 +24,9 @@ fn method_name<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
     let mut named = Named::new(name);
     named.kind = Some(ChunkKind::Method);
     let receiver = node.child_by_field_name("receiver")?;
-    let param = receiver.named_children(&mut receiver.walk()).find(|n| n.kind() == "parameter_declaration");
+    let param = receiver
+        .named_children(&mut receiver.walk())
+        .find(|n| n.kind() == "parameter_declaration");
     if let Some(mut ty) = param.and_then(|p| p.child_by_field_name("type")) {
         for _ in 0..4 {
             ty = match ty.kind() {
@@ -53,8 +55,9 @@ fn type_spec<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
     match ty.kind() {
         "struct_type" => {
             named.kind = Some(ChunkKind::Struct);
-            named.body =
-                ty.named_children(&mut ty.walk()).find(|n| n.kind() == "field_declaration_list");
+            named.body = ty
+                .named_children(&mut ty.walk())
+                .find(|n| n.kind() == "field_declaration_list");
         }
         "interface_type" => {
             named.kind = Some(ChunkKind::Interface);

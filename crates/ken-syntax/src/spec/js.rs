@@ -19,9 +19,16 @@ pub(crate) static JS: Spec = Spec {
         Rule::new("generator_function_declaration", ChunkKind::Function),
         Rule::new("class_declaration", ChunkKind::Class),
         Rule::new("method_definition", ChunkKind::Function),
-        Rule::new("variable_declarator", ChunkKind::Function).hook(declarator).no_body(),
-        Rule::new("assignment_expression", ChunkKind::Function).hook(assignment).no_body(),
-        Rule::new("field_definition", ChunkKind::Function).hook(field).no_body(),
+        Rule::new("variable_declarator", ChunkKind::Function)
+            .hook(declarator)
+            .no_body(),
+        Rule::new("assignment_expression", ChunkKind::Function)
+            .hook(assignment)
+            .no_body(),
+        Rule::new("field_definition", ChunkKind::Function)
+            .hook(field)
+            .no_body(),
+        Rule::new("pair", ChunkKind::Function).hook(pair).no_body(),
     ],
     comments: &["comment"],
     attributes: &["decorator"],
@@ -44,9 +51,16 @@ pub(crate) static TS: Spec = Spec {
         Rule::new("type_alias_declaration", ChunkKind::Type).no_body(),
         Rule::new("internal_module", ChunkKind::Namespace),
         Rule::new("module", ChunkKind::Namespace).hook(module_name),
-        Rule::new("variable_declarator", ChunkKind::Function).hook(declarator).no_body(),
-        Rule::new("assignment_expression", ChunkKind::Function).hook(assignment).no_body(),
-        Rule::new("public_field_definition", ChunkKind::Function).hook(field).no_body(),
+        Rule::new("variable_declarator", ChunkKind::Function)
+            .hook(declarator)
+            .no_body(),
+        Rule::new("assignment_expression", ChunkKind::Function)
+            .hook(assignment)
+            .no_body(),
+        Rule::new("public_field_definition", ChunkKind::Function)
+            .hook(field)
+            .no_body(),
+        Rule::new("pair", ChunkKind::Function).hook(pair).no_body(),
     ],
     comments: &["comment"],
     attributes: &["decorator"],
@@ -102,11 +116,40 @@ fn assignment<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
 
 /// Class fields holding functions: `handle = (e) => {...}`.
 fn field<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
-    let name = node.child_by_field_name("property").or_else(|| node.child_by_field_name("name"))?;
+    let name = node
+        .child_by_field_name("property")
+        .or_else(|| node.child_by_field_name("name"))?;
     let (kind, body) = value_def(node.child_by_field_name("value")?)?;
     let mut named = Named::new(text(name, ctx.src));
     named.kind = Some(kind);
     named.body = body;
+    Some(named)
+}
+
+/// Object literal entries holding functions: `{ html: function () {...} }`.
+/// In an object passed to a call they stay in the enclosing chunk.
+fn pair<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
+    let key = node.child_by_field_name("key")?;
+    let name = match key.kind() {
+        "property_identifier" | "identifier" => text(key, ctx.src),
+        "string" => text(key, ctx.src).trim_matches(|c| c == '"' || c == '\''),
+        _ => return None,
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    {
+        return None; // `'text/plain': function () {}` names no symbol
+    }
+    let (kind, body) = value_def(node.child_by_field_name("value")?)?;
+    let mut named = Named::new(name);
+    named.kind = Some(kind);
+    named.body = body;
+    named.inline = node
+        .parent()
+        .and_then(|o| o.parent())
+        .is_some_and(|p| p.kind() == "arguments");
     Some(named)
 }
 

@@ -93,11 +93,21 @@ pub(crate) struct Named<'t> {
     pub kind: Option<ChunkKind>,
     /// The body, when it is not the rule's body field.
     pub body: Option<Node<'t>>,
+    /// A definition that stays in the chunk around it (callbacks passed in
+    /// an object literal argument: `res.format({ html: function () {} })`).
+    pub inline: bool,
 }
 
 impl<'t> Named<'t> {
     pub fn new(name: impl Into<String>) -> Self {
-        Named { name: name.into(), prefix: None, absolute: false, kind: None, body: None }
+        Named {
+            name: name.into(),
+            prefix: None,
+            absolute: false,
+            kind: None,
+            body: None,
+            inline: false,
+        }
     }
 }
 
@@ -149,7 +159,11 @@ impl Rule {
 
 impl Wrapper {
     pub const fn new(kind: &'static str, in_signature: bool) -> Wrapper {
-        Wrapper { kind, in_signature, ignore: &[] }
+        Wrapper {
+            kind,
+            in_signature,
+            ignore: &[],
+        }
     }
     pub const fn ignoring(mut self, ignore: &'static [&'static str]) -> Wrapper {
         self.ignore = ignore;
@@ -216,7 +230,10 @@ pub(crate) struct Table {
 
 impl Table {
     pub fn class(&self, kind_id: u16) -> Class {
-        self.classes.get(kind_id as usize).copied().unwrap_or(Class::Other)
+        self.classes
+            .get(kind_id as usize)
+            .copied()
+            .unwrap_or(Class::Other)
     }
 }
 
@@ -238,7 +255,9 @@ fn compile(spec: &Spec, ts: &tree_sitter::Language) -> Table {
         if !ts.node_kind_is_named(id) {
             continue;
         }
-        let Some(kind) = ts.node_kind_for_id(id) else { continue };
+        let Some(kind) = ts.node_kind_for_id(id) else {
+            continue;
+        };
         *class = if spec.comments.contains(&kind) {
             Class::Comment
         } else if spec.attributes.contains(&kind) {
@@ -265,7 +284,7 @@ pub(crate) fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
 pub(crate) fn split_path(path: &str) -> (Option<String>, String) {
     let cleaned = strip_generics(path);
     let parts: Vec<&str> = cleaned
-        .split(|c| c == ':' || c == '.' || c == '\\')
+        .split([':', '.', '\\'])
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .collect();
@@ -302,7 +321,11 @@ mod tests {
     #[test]
     fn every_code_language_has_a_spec_and_a_table() {
         for lang in Language::ALL {
-            assert_eq!(spec(lang).is_some(), tree_sitter_language(lang).is_some(), "{lang}");
+            assert_eq!(
+                spec(lang).is_some(),
+                tree_sitter_language(lang).is_some(),
+                "{lang}"
+            );
             if let Some(spec) = spec(lang) {
                 let table = table(lang).unwrap();
                 let ts = tree_sitter_language(lang).unwrap();
@@ -310,7 +333,11 @@ mod tests {
                 for r in spec.rules {
                     let id = ts.id_for_node_kind(r.node, true);
                     assert_ne!(id, 0, "{lang}: no node kind {}", r.node);
-                    assert!(matches!(table.class(id), Class::Rule(_)), "{lang}: {}", r.node);
+                    assert!(
+                        matches!(table.class(id), Class::Rule(_)),
+                        "{lang}: {}",
+                        r.node
+                    );
                 }
                 for w in spec.wrappers {
                     assert_ne!(ts.id_for_node_kind(w.kind, true), 0, "{lang}: {}", w.kind);
@@ -326,9 +353,15 @@ mod tests {
     fn paths_split_into_prefix_and_name() {
         assert_eq!(split_path("Foo::bar"), (Some("Foo".into()), "bar".into()));
         assert_eq!(split_path("a::B<T>::c"), (Some("a.B".into()), "c".into()));
-        assert_eq!(split_path("module.exports.foo"), (Some("module.exports".into()), "foo".into()));
+        assert_eq!(
+            split_path("module.exports.foo"),
+            (Some("module.exports".into()), "foo".into())
+        );
         assert_eq!(split_path("App\\Http"), (Some("App".into()), "Http".into()));
         assert_eq!(split_path("x"), (None, "x".into()));
-        assert_eq!(split_path("Foo::operator<"), (Some("Foo".into()), "operator<".into()));
+        assert_eq!(
+            split_path("Foo::operator<"),
+            (Some("Foo".into()), "operator<".into())
+        );
     }
 }

@@ -8,7 +8,9 @@ pub(crate) static SPEC: Spec = Spec {
         Rule::new("method", ChunkKind::Function),
         Rule::new("singleton_method", ChunkKind::Method),
         Rule::new("class", ChunkKind::Class).hook(constant_name),
-        Rule::new("module", ChunkKind::Namespace).hook(constant_name).with_methods(),
+        Rule::new("module", ChunkKind::Namespace)
+            .hook(constant_name)
+            .with_methods(),
     ],
     comments: &["comment"],
     attributes: &[],

@@ -14,7 +14,9 @@ pub fn run(mut settings: Settings, a: EvalArgs, out: &Output, quiet: bool) -> Re
     let mut repos = HashMap::new();
     for r in &a.repos {
         let Some((name, path)) = r.split_once('=') else {
-            bail!(EngineError::Usage(format!("--repo takes NAME=PATH, got `{r}`")));
+            bail!(EngineError::Usage(format!(
+                "--repo takes NAME=PATH, got `{r}`"
+            )));
         };
         repos.insert(name.to_string(), PathBuf::from(path));
     }
@@ -46,9 +48,13 @@ pub fn run(mut settings: Settings, a: EvalArgs, out: &Output, quiet: bool) -> Re
 /// `key=value` over the ranking constants.
 fn apply_param(settings: &mut Settings, kv: &str) -> Result<()> {
     let Some((k, v)) = kv.split_once('=') else {
-        bail!(EngineError::Usage(format!("--param takes KEY=VALUE, got `{kv}`")));
+        bail!(EngineError::Usage(format!(
+            "--param takes KEY=VALUE, got `{kv}`"
+        )));
     };
-    let v: f32 = v.parse().map_err(|_| EngineError::Usage(format!("--param {k}: `{v}` is not a number")))?;
+    let v: f32 = v
+        .parse()
+        .map_err(|_| EngineError::Usage(format!("--param {k}: `{v}` is not a number")))?;
     let r = &mut settings.rank;
     match k {
         "k" => r.k = v,
@@ -56,6 +62,7 @@ fn apply_param(settings: &mut Settings, kv: &str) -> Result<()> {
         "w_file" => r.w_file = v,
         "w_symbol" => r.w_symbol = v,
         "w_partial" => r.w_partial = v,
+        "w_weak" => r.w_weak = v,
         "candidates" => r.candidates = v as usize,
         "max_pinned" => r.max_pinned = v as usize,
         "trivial_prior" => r.trivial_prior = v,

@@ -14,7 +14,11 @@ pub fn run(mut settings: Settings, a: IndexArgs, out: &Output, quiet: bool) -> R
     if let Some(t) = a.threads {
         settings.threads = t.max(1);
     }
-    let req = IndexRequest { source: a.source, rev: a.rev, name: a.name };
+    let req = IndexRequest {
+        source: a.source,
+        rev: a.rev,
+        name: a.name,
+    };
     let bar = Bar::new(!quiet && !out.json);
     let report = index(&settings, &req, &bar)?;
     if out.json {
@@ -33,7 +37,12 @@ fn print_summary(r: &IndexReport, out: &Output) {
         (None, false) => "?".to_string(),
     };
     if r.up_to_date {
-        println!("{} {}: up to date at {at} ({} files)", out.green("✓"), out.bold(&r.name), r.files);
+        println!(
+            "{} {}: up to date at {at} ({} files)",
+            out.green("✓"),
+            out.bold(&r.name),
+            r.files
+        );
         return;
     }
     let secs = r.elapsed_ms as f64 / 1000.0;
@@ -56,7 +65,12 @@ fn print_summary(r: &IndexReport, out: &Output) {
             .skipped
             .iter()
             .map(|(reason, n)| {
-                let ex = r.skipped_examples.get(reason).and_then(|v| v.first()).map(String::as_str).unwrap_or("");
+                let ex = r
+                    .skipped_examples
+                    .get(reason)
+                    .and_then(|v| v.first())
+                    .map(String::as_str)
+                    .unwrap_or("");
                 format!("{n} {reason} (e.g. {ex})")
             })
             .collect();

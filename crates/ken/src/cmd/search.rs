@@ -10,7 +10,9 @@ use crate::output::{Output, hit_json};
 pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
     let query = a.query.join(" ");
     if query.trim().is_empty() {
-        bail!(ken_engine::EngineError::Usage("give something to search for, e.g. `ken search parse_config`".into()));
+        bail!(ken_engine::EngineError::Usage(
+            "give something to search for, e.g. `ken search parse_config`".into()
+        ));
     }
     let mut languages = Vec::new();
     for l in &a.langs {
@@ -18,19 +20,31 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
             Some(lang) => languages.push(lang),
             None => {
                 let known: Vec<&str> = Language::ALL.iter().map(|l| l.name()).collect();
-                bail!(ken_engine::EngineError::Usage(format!("unknown language `{l}` (known: {})", known.join(", "))));
+                bail!(ken_engine::EngineError::Usage(format!(
+                    "unknown language `{l}` (known: {})",
+                    known.join(", ")
+                )));
             }
         }
     }
     let req = SearchRequest {
         query: query.clone(),
         limit: a.limit.max(1),
-        filters: Filters { repos: a.repos, languages, path_globs: a.paths },
+        filters: Filters {
+            repos: a.repos,
+            languages,
+            path_globs: a.paths,
+        },
         files: a.files,
     };
     let resp = search(&settings, &req)?;
     if out.json {
-        let results: Vec<_> = resp.hits.iter().enumerate().map(|(i, h)| hit_json(i + 1, h)).collect();
+        let results: Vec<_> = resp
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| hit_json(i + 1, h))
+            .collect();
         out.print_json(&json!({"query": resp.query, "took_ms": resp.took_ms, "results": results, "notes": resp.notes}));
         return Ok(0);
     }
@@ -44,16 +58,36 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
     let multi_repo = resp.hits.iter().any(|h| h.repo != resp.hits[0].repo);
     for h in &resp.hits {
         let loc = format!("{}:{}-{}", h.path, h.start_line, h.end_line);
-        let repo = if multi_repo { format!("{} ", out.dim(&format!("[{}]", h.repo))) } else { String::new() };
+        let repo = if multi_repo {
+            format!("{} ", out.dim(&format!("[{}]", h.repo)))
+        } else {
+            String::new()
+        };
         let symbol = h.symbol.as_deref().unwrap_or("");
-        let pin = if h.pinned { out.green(" ★") } else { String::new() };
-        println!("{repo}{}  {}  {}{pin}", out.cyan(&loc), out.bold(symbol), out.dim(&format!("({})", h.kind)));
+        let pin = if h.pinned {
+            out.green(" ★")
+        } else {
+            String::new()
+        };
+        println!(
+            "{repo}{}  {}  {}{pin}",
+            out.cyan(&loc),
+            out.bold(symbol),
+            out.dim(&format!("({})", h.kind))
+        );
         if !a.files {
             for line in h.snippet.lines().take(4) {
                 println!("    {}", out.dim(line));
             }
         }
     }
-    println!("{}", out.dim(&format!("{} results in {} ms", resp.hits.len(), resp.took_ms)));
+    println!(
+        "{}",
+        out.dim(&format!(
+            "{} results in {} ms",
+            resp.hits.len(),
+            resp.took_ms
+        ))
+    );
     Ok(0)
 }

@@ -13,7 +13,10 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
         return Ok(0);
     }
     if repos.is_empty() {
-        println!("nothing indexed under {} yet: run `ken index PATH`", settings.home.display());
+        println!(
+            "nothing indexed under {} yet: run `ken index PATH`",
+            settings.home.display()
+        );
         return Ok(0);
     }
     for r in repos {
@@ -36,7 +39,10 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
             println!("  source: {src}");
         }
         if let Some(p) = &r.state.pending {
-            println!("  {} an index run towards {p} did not finish: run `ken index` again", out.yellow("note:"));
+            println!(
+                "  {} an index run towards {p} did not finish: run `ken index` again",
+                out.yellow("note:")
+            );
         }
     }
     Ok(0)

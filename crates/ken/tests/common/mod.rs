@@ -40,8 +40,16 @@ impl Repo {
     }
 
     pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git").args(args).current_dir(self.path()).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
@@ -60,7 +68,9 @@ pub struct Ken {
 
 impl Ken {
     pub fn new() -> Ken {
-        Ken { home: tempfile::tempdir().unwrap() }
+        Ken {
+            home: tempfile::tempdir().unwrap(),
+        }
     }
 
     pub fn cmd(&self) -> Command {
@@ -107,7 +117,12 @@ impl Ken {
 
 /// The paths of a search's results, in order.
 pub fn paths(v: &Value) -> Vec<String> {
-    v["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_string()).collect()
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
 }
 
 pub fn stderr(o: &Output) -> String {
