@@ -142,11 +142,54 @@ pub struct Definition {
     pub signature: Option<String>,
 }
 
+/// How one piece of code refers to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RefKind {
+    /// A call (`f()`, `obj.m()`, `new C()`, a macro invocation).
+    Call,
+    /// An import / use / include of a name or module.
+    Import,
+    /// Inheritance or implementation (`class A(B)`, `impl T for S`, `extends`).
+    Inherit,
+    /// A type named in a signature, field, annotation or cast.
+    Type,
+}
+
+impl RefKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RefKind::Call => "call",
+            RefKind::Import => "import",
+            RefKind::Inherit => "inherit",
+            RefKind::Type => "type",
+        }
+    }
+}
+
+/// A reference found in a file, before resolution to a definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    pub kind: RefKind,
+    /// The referenced short name (`parse_config`, `Flask`).
+    pub name: String,
+    /// What the name was reached through, as written: `self`, `os.path`,
+    /// `config`, `crate::walk`; for imports, the module path.
+    pub qualifier: Option<String>,
+    /// 1-based line of the reference.
+    pub line: u32,
+    /// Qualified name of the enclosing definition (None at module level).
+    pub from: Option<String>,
+}
+
 /// What the syntax layer returns for one file: never an error.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileSyntax {
     pub chunks: Vec<Chunk>,
     pub definitions: Vec<Definition>,
+    /// Calls, imports, inheritance and type uses (empty until a language extracts them).
+    #[serde(default)]
+    pub references: Vec<Reference>,
     /// Things a user may want to know (a parse error fell back to line windows...).
     pub diagnostics: Vec<String>,
 }

@@ -10,7 +10,7 @@ pub mod hit;
 pub mod ident;
 pub mod lang;
 
-pub use chunk::{Chunk, ChunkKind, Definition, FileSyntax};
+pub use chunk::{Chunk, ChunkKind, Definition, FileSyntax, RefKind, Reference};
 pub use hit::{AuthorShare, Filters, Hit, Signal, Signals};
 pub use lang::Language;
 

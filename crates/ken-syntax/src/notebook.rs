@@ -38,6 +38,7 @@ pub(crate) fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileSyntax {
                 chunks,
                 definitions: Vec::new(),
                 diagnostics: vec![format!("broken notebook: {why}; fell back to line windows")],
+                ..FileSyntax::default()
             };
         }
     };
