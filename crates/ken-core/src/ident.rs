@@ -38,25 +38,76 @@ fn split_case(part: &str, out: &mut Vec<String>) {
     out.push(chars[start..].iter().collect::<String>().to_lowercase());
 }
 
-/// Call `emit(token, position)` for every token of `text` as it is indexed:
-/// each identifier-like run (`[A-Za-z0-9_]` and non-ASCII letters) yields its
-/// sub-words and, when it has more than one, the whole identifier lowercased.
-/// Positions advance once per run, so phrase queries over sub-words still work.
+/// Call `emit(token, position, start, end)` for every token of `text` as it
+/// is indexed: each identifier-like run (`[A-Za-z0-9_]` and non-ASCII
+/// letters) yields its lowercase sub-words and, when it has more than one,
+/// the whole identifier lowercased with separators removed (`parse_config`,
+/// `parseConfig` → `parseconfig`). Positions advance once per sub-word, so
+/// phrase queries over sub-words still work.
 pub fn index_tokens(text: &str, mut emit: impl FnMut(&str, usize, usize, usize)) {
     let mut pos = 0usize;
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    let mut buf = String::new();
     for (start, word) in words(text) {
-        let subs = split_identifier(word);
-        if subs.len() > 1 {
-            let whole = word.to_lowercase();
-            emit(&whole, pos, start, start + word.len());
+        let end = start + word.len();
+        parts.clear();
+        if word.is_ascii() {
+            ascii_parts(word.as_bytes(), &mut parts);
+            if parts.len() > 1 {
+                buf.clear();
+                for &(a, b) in &parts {
+                    buf.push_str(&word[a..b]);
+                }
+                buf.make_ascii_lowercase();
+                emit(&buf, pos, start, end);
+            }
+            for &(a, b) in &parts {
+                buf.clear();
+                buf.push_str(&word[a..b]);
+                buf.make_ascii_lowercase();
+                emit(&buf, pos, start, end);
+                pos += 1;
+            }
+        } else {
+            let subs = split_identifier(word);
+            if subs.len() > 1 {
+                emit(&subs.concat(), pos, start, end);
+            }
+            for s in &subs {
+                emit(s, pos, start, end);
+                pos += 1;
+            }
         }
-        for s in &subs {
-            emit(s, pos, start, start + word.len());
-            pos += 1;
+    }
+}
+
+/// Sub-word byte ranges of an ASCII identifier (same rules as [`split_identifier`]).
+fn ascii_parts(w: &[u8], out: &mut Vec<(usize, usize)>) {
+    let mut i = 0;
+    while i < w.len() {
+        while i < w.len() && !w[i].is_ascii_alphanumeric() {
+            i += 1;
         }
-        if subs.is_empty() {
-            pos += 1;
+        let part_start = i;
+        while i < w.len() && w[i].is_ascii_alphanumeric() {
+            i += 1;
         }
+        if part_start == i {
+            break;
+        }
+        let mut s = part_start;
+        for j in part_start + 1..i {
+            let (prev, cur) = (w[j - 1], w[j]);
+            let next_lower = j + 1 < i && w[j + 1].is_ascii_lowercase();
+            let boundary = (prev.is_ascii_lowercase() && cur.is_ascii_uppercase())
+                || (prev.is_ascii_uppercase() && cur.is_ascii_uppercase() && next_lower)
+                || (prev.is_ascii_digit() && cur.is_ascii_uppercase() && next_lower);
+            if boundary {
+                out.push((s, j));
+                s = j;
+            }
+        }
+        out.push((s, i));
     }
 }
 
@@ -163,6 +214,32 @@ mod tests {
                 ("x".to_string(), 3)
             ]
         );
+    }
+
+    #[test]
+    fn ascii_fast_path_agrees_with_the_general_splitter() {
+        for w in [
+            "parseConfig",
+            "HTTPServer",
+            "getHTTPResponse",
+            "__init__",
+            "utf8",
+            "a_b_c",
+            "X",
+            "ABC",
+            "v2Beta",
+            "snake_Case_X",
+        ] {
+            let mut fast = Vec::new();
+            index_tokens(w, |t, _, _, _| fast.push(t.to_string()));
+            let subs = split_identifier(w);
+            let mut slow = Vec::new();
+            if subs.len() > 1 {
+                slow.push(subs.concat());
+            }
+            slow.extend(subs);
+            assert_eq!(fast, slow, "{w}");
+        }
     }
 
     #[test]

@@ -6,16 +6,17 @@
 //! names an identifier exactly scores above one that only shares its parts.
 //! Sub-words are stemmed (English Snowball), identically at index and query time.
 
-use tantivy::tokenizer::{Language, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 
 /// Name under which the analyzer is registered.
 pub const CODE: &str = "ken_code";
 
 /// Build the analyzer.
 pub fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(CodeTokenizer)
-        .filter(Stemmer::new(Language::English))
-        .build()
+    TextAnalyzer::builder(CodeTokenizer).build()
 }
 
 /// Analyze `text` into the terms a query would look up.
@@ -27,6 +28,28 @@ pub fn query_terms(text: &str) -> Vec<String> {
         out.push(t.text.clone());
     }
     out
+}
+
+thread_local! {
+    /// Stems of recently seen words: code repeats its vocabulary endlessly.
+    static STEMS: RefCell<(frostem::Stemmer, HashMap<String, String>)> =
+        RefCell::new((frostem::Stemmer::new(frostem::Algorithm::English), HashMap::new()));
+}
+
+/// English Snowball stem of a lowercase sub-word, cached per thread.
+fn stem(word: &str) -> String {
+    STEMS.with(|cell| {
+        let (stemmer, cache) = &mut *cell.borrow_mut();
+        if let Some(s) = cache.get(word) {
+            return s.clone();
+        }
+        let s = stemmer.stem(word).into_owned();
+        if cache.len() > 200_000 {
+            cache.clear();
+        }
+        cache.insert(word.to_string(), s.clone());
+        s
+    })
 }
 
 #[derive(Clone, Default)]
@@ -43,19 +66,11 @@ impl Tokenizer for CodeTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
         let mut tokens = Vec::new();
         ken_core::ident::index_tokens(text, |t, pos, from, to| {
-            let text = if t.contains('_') {
-                t.replace('_', "")
-            } else {
-                t.to_string()
-            };
-            if text.is_empty() {
-                return;
-            }
             tokens.push(Token {
                 offset_from: from,
                 offset_to: to,
                 position: pos,
-                text,
+                text: stem(t),
                 position_length: 1,
             });
         });
