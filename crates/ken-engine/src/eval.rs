@@ -212,7 +212,14 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
             }
             let store = EmbeddedStore::open(&dir)?;
             for q in &qs {
-                outcomes.push(run_query(settings, &store, &repo, q, opts.mode)?);
+                outcomes.push(run_query(
+                    settings,
+                    &store,
+                    &repo,
+                    q,
+                    opts.mode,
+                    opts.at_parent,
+                )?);
             }
         }
     }
@@ -255,6 +262,7 @@ fn run_query(
     repo: &str,
     q: &EvalQuery,
     mode: EvalMode,
+    at_parent: bool,
 ) -> Result<QueryOutcome> {
     let started = Instant::now();
     let files: Vec<String> = match mode {
@@ -306,7 +314,7 @@ fn run_query(
         };
         let hits = search_store(store, repo, None, &req, &settings.rank)?;
         hits.iter()
-            .position(|h| q.gold_symbols.iter().any(|g| symbol_matches(h, g)))
+            .position(|h| q.gold_symbols.iter().any(|g| symbol_matches(h, g, at_parent)))
             .map(|p| p + 1)
     };
     let gold = &q.gold_files;
@@ -353,16 +361,22 @@ fn run_query(
 }
 
 /// A chunk hit names a gold symbol: same path, and the same qualified name
-/// or a range holding the symbol's lines (at the indexed commit) that is
-/// not the module chunk.
-pub fn symbol_matches(h: &Hit, g: &GoldSymbol) -> bool {
+/// or a range holding the symbol's lines (at the indexed commit: the base
+/// commit's lines, or the parent's with `--at-parent`) that is not the
+/// module chunk.
+pub fn symbol_matches(h: &Hit, g: &GoldSymbol, at_parent: bool) -> bool {
     if h.path != g.path {
         return false;
     }
     if !g.qualname.is_empty() && h.symbol.as_deref() == Some(g.qualname.as_str()) {
         return true;
     }
-    let (Some(start), Some(end)) = (g.start_at_base.or(g.start), g.end_at_base.or(g.end)) else {
+    let (start, end) = if at_parent {
+        (g.start, g.end)
+    } else {
+        (g.start_at_base.or(g.start), g.end_at_base.or(g.end))
+    };
+    let (Some(start), Some(end)) = (start, end) else {
         return false;
     };
     h.kind != ken_core::ChunkKind::Module && h.start_line <= start && h.end_line >= end
