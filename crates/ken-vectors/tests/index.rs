@@ -1,0 +1,139 @@
+//! Exact and approximate search against brute force, and the file format.
+
+use ken_vectors::{
+    AnyIndex, FlatIndex, IvfIndex, IvfParams, VectorSet, exact_f32, open, synthetic, write,
+};
+
+/// `n` data vectors and `m` queries from the same distribution.
+fn data(
+    n: usize,
+    m: usize,
+    dim: usize,
+    clusters: usize,
+    spread: f32,
+    seed: u64,
+) -> (VectorSet, VectorSet) {
+    let all = synthetic(n + m, dim, clusters, spread, seed);
+    let mut set = VectorSet::new(dim);
+    let mut queries = VectorSet::new(dim);
+    for i in 0..n + m {
+        if i < n {
+            set.push(all.ids[i], all.row(i))
+        } else {
+            queries.push(all.ids[i], all.row(i))
+        }
+    }
+    (set, queries)
+}
+
+fn recall(
+    set: &VectorSet,
+    queries: &VectorSet,
+    k: usize,
+    search: impl Fn(&[f32]) -> Vec<u64>,
+) -> f64 {
+    let mut hit = 0;
+    for q in 0..queries.len() {
+        let truth: Vec<u64> = exact_f32(set, queries.row(q), k)
+            .into_iter()
+            .map(|n| n.id)
+            .collect();
+        let got = search(queries.row(q));
+        hit += truth.iter().filter(|t| got.contains(t)).count();
+    }
+    hit as f64 / (queries.len() * k) as f64
+}
+
+#[test]
+fn flat_is_exact_up_to_int8_rounding() {
+    let (set, queries) = data(5000, 50, 64, 50, 0.5, 7);
+    let flat = FlatIndex::build(&set);
+    let r = recall(&set, &queries, 10, |q| {
+        flat.search(q, 10)
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id)
+            .collect()
+    });
+    assert!(r >= 0.99, "recall {r}");
+    // scores are f32 cosines, best first
+    let res = flat.search(queries.row(0), 10).unwrap();
+    assert!(res.windows(2).all(|w| w[0].score >= w[1].score));
+    let truth = exact_f32(&set, queries.row(0), 1);
+    assert!((res[0].score - truth[0].score).abs() < 1e-5);
+}
+
+#[test]
+fn ivf_reaches_high_recall_with_enough_probes() {
+    let (set, queries) = data(20_000, 100, 64, 200, 0.6, 11);
+    let ivf = IvfIndex::build(&set, IvfParams::default());
+    let few = recall(&set, &queries, 10, |q| {
+        ivf.search(q, 10, 1)
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id)
+            .collect()
+    });
+    let default = recall(&set, &queries, 10, |q| {
+        ivf.search(q, 10, ivf.default_nprobe())
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id)
+            .collect()
+    });
+    let all = recall(&set, &queries, 10, |q| {
+        ivf.search(q, 10, ivf.lists())
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id)
+            .collect()
+    });
+    assert!(few < default, "more probes find more: {few} vs {default}");
+    assert!(default >= 0.95, "default probes: recall {default}");
+    assert!(all >= 0.99, "all lists is exhaustive: {all}");
+}
+
+#[test]
+fn files_round_trip_and_reject_garbage() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = synthetic(3000, 32, 30, 0.5, 3);
+    let q = set.row(17).to_vec();
+    for (name, index) in [
+        ("flat", AnyIndex::Flat(FlatIndex::build(&set))),
+        (
+            "ivf",
+            AnyIndex::Ivf(IvfIndex::build(
+                &set,
+                IvfParams {
+                    lists: Some(20),
+                    ..Default::default()
+                },
+            )),
+        ),
+    ] {
+        let path = dir.path().join(name);
+        let before = index.search(&q, 5).unwrap();
+        write(&path, &index).unwrap();
+        let mapped = open(&path).unwrap();
+        assert_eq!(mapped.len(), 3000);
+        assert_eq!(mapped.dim(), 32);
+        assert_eq!(mapped.search(&q, 5).unwrap(), before, "{name}");
+        assert_eq!(before[0].id, 17, "a vector is its own nearest neighbour");
+    }
+    let bad = dir.path().join("bad");
+    std::fs::write(&bad, b"not a vector file at all, no no no").unwrap();
+    assert!(open(&bad).is_err());
+    let flat = dir.path().join("flat");
+    let bytes = std::fs::read(&flat).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() - 10]).unwrap();
+    assert!(open(&bad).is_err(), "truncated file");
+}
+
+#[test]
+fn wrong_dimension_is_an_error() {
+    let set = synthetic(100, 16, 4, 0.5, 1);
+    let flat = FlatIndex::build(&set);
+    assert!(flat.search(&[0.0; 8], 3).is_err());
+    let empty = FlatIndex::build(&VectorSet::new(16));
+    assert!(empty.search(&[0.1; 16], 3).unwrap().is_empty());
+}
