@@ -46,4 +46,30 @@ pub trait Store {
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>>;
     /// The indexed content of a file.
     fn file_text(&self, path: &str) -> Result<Option<String>>;
+    /// Every chunk, in id order (for embedding and rebuilding derived indexes).
+    fn all_chunks(&self) -> Result<Vec<StoredChunk>>;
+
+    /// Which of `keys` (hashes of embedded texts) already have a vector for `model`.
+    fn vector_keys_present(
+        &self,
+        model: &str,
+        keys: &[String],
+    ) -> Result<std::collections::HashSet<String>>;
+    /// Add vectors to the cache of `model`, atomically.
+    fn put_vectors(&mut self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()>;
+    /// Cached vectors of `model` by key (missing keys are left out).
+    fn get_vectors(
+        &self,
+        model: &str,
+        keys: &[String],
+    ) -> Result<std::collections::HashMap<String, Vec<f32>>>;
+    /// Replace the search index of `model`'s vectors (rows keyed by chunk id).
+    fn write_vector_index(
+        &mut self,
+        model: &str,
+        index: &ken_vectors::AnyIndex,
+        meta: &VectorMeta,
+    ) -> Result<()>;
+    /// The search index of `model`'s vectors, if one was written.
+    fn vector_index(&self, model: &str) -> Result<Option<(ken_vectors::AnyIndex, VectorMeta)>>;
 }

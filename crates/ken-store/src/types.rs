@@ -175,3 +175,18 @@ pub struct Stats {
     pub symbols: u64,
     pub bytes: u64,
 }
+
+/// What a vector index was built from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VectorMeta {
+    pub model: String,
+    pub dim: usize,
+    /// Chunks with a vector in the index.
+    pub rows: usize,
+    /// Chunks the index had when it was built.
+    pub chunks: usize,
+    /// The store's batch sequence when it was built: older means stale.
+    pub batch_seq: u64,
+    /// Seconds since the epoch.
+    pub built_at: i64,
+}

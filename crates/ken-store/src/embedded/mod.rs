@@ -18,7 +18,7 @@ mod lexical;
 mod sql;
 pub mod tokenizer;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,7 @@ use self::lexical::{LexDoc, LexicalIndex};
 pub use self::sql::fold;
 use crate::{
     Batch, FileContent, FileHit, FileRecord, IndexState, LexicalHit, LexicalQuery, Result, Stats,
-    Store, StoreError, StoredChunk, SymbolMatch,
+    Store, StoreError, StoredChunk, SymbolMatch, VectorMeta,
 };
 
 const CHUNK_WRITER_MEMORY: usize = 64 << 20;
@@ -108,6 +108,13 @@ impl EmbeddedStore {
         sql::stats(&self.conn)
     }
 
+    /// The batch sequence number: it grows with every committed batch.
+    pub fn batch_seq(&self) -> Result<u64> {
+        Ok(sql::get_meta(&self.conn, "batch_seq")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
     /// Number of documents in the chunk index (for consistency checks).
     pub fn lexical_docs(&self) -> u64 {
         self.chunk_index.num_docs()
@@ -181,6 +188,20 @@ impl EmbeddedStore {
             .collect::<std::result::Result<_, _>>()?;
         Ok(names.join(" "))
     }
+}
+
+/// A file name for a model id (`local:all-MiniLM-L6-v2:abc` → `local_all-MiniLM-L6-v2_abc`).
+fn model_file_name(model: &str) -> String {
+    model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The smallest chunk holding the whole definition (a real definition chunk
@@ -450,5 +471,56 @@ impl Store for EmbeddedStore {
 
     fn file_text(&self, path: &str) -> Result<Option<String>> {
         sql::file_text(&self.conn, path)
+    }
+
+    fn all_chunks(&self) -> Result<Vec<StoredChunk>> {
+        sql::all_chunks(&self.conn)
+    }
+
+    fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
+        sql::vector_keys_present(&self.conn, model, keys)
+    }
+
+    fn put_vectors(&mut self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()> {
+        self.writing()?;
+        sql::put_vectors(&mut self.conn, model, items)
+    }
+
+    fn get_vectors(&self, model: &str, keys: &[String]) -> Result<HashMap<String, Vec<f32>>> {
+        sql::get_vectors(&self.conn, model, keys)
+    }
+
+    fn write_vector_index(
+        &mut self,
+        model: &str,
+        index: &ken_vectors::AnyIndex,
+        meta: &VectorMeta,
+    ) -> Result<()> {
+        self.writing()?;
+        let dir = self.dir.join("vectors");
+        std::fs::create_dir_all(&dir)?;
+        let base = dir.join(model_file_name(model));
+        ken_vectors::write(&base.with_extension("vec"), index)
+            .map_err(|e| StoreError::Other(e.to_string()))?;
+        let json = serde_json::to_string(meta).map_err(|e| StoreError::Other(e.to_string()))?;
+        let tmp = base.with_extension("json.tmp");
+        std::fs::write(&tmp, json)?;
+        std::fs::rename(tmp, base.with_extension("json"))?;
+        Ok(())
+    }
+
+    fn vector_index(&self, model: &str) -> Result<Option<(ken_vectors::AnyIndex, VectorMeta)>> {
+        let base = self.dir.join("vectors").join(model_file_name(model));
+        let (Ok(json), true) = (
+            std::fs::read_to_string(base.with_extension("json")),
+            base.with_extension("vec").exists(),
+        ) else {
+            return Ok(None);
+        };
+        let meta: VectorMeta =
+            serde_json::from_str(&json).map_err(|e| StoreError::Other(e.to_string()))?;
+        let index = ken_vectors::open(&base.with_extension("vec"))
+            .map_err(|e| StoreError::Other(e.to_string()))?;
+        Ok(Some((index, meta)))
     }
 }

@@ -4,6 +4,8 @@
 use std::path::Path;
 
 use ken_core::{ChunkKind, Language};
+use std::collections::{HashMap, HashSet};
+
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{
@@ -56,6 +58,12 @@ CREATE INDEX IF NOT EXISTS symbols_folded ON symbols(folded);
 CREATE INDEX IF NOT EXISTS symbols_qual_folded ON symbols(qual_folded);
 CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
 CREATE TABLE IF NOT EXISTS journal (path TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (model, key)
+) WITHOUT ROWID;
 ";
 
 /// Fold an identifier for case- and separator-insensitive comparison.
@@ -184,6 +192,77 @@ pub(crate) fn chunks_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredC
     for &id in ids {
         if let Some(c) = stmt.query_row([id as i64], chunk_from_row).optional()? {
             out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn all_chunks(conn: &Connection) -> Result<Vec<StoredChunk>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.path = c.path
+         JOIN blobs b ON b.id = f.blob_id ORDER BY c.id"
+    ))?;
+    let rows = stmt.query_map([], chunk_from_row)?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+fn f32s_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn blob_to_f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Which of `keys` have a vector for `model`.
+pub(crate) fn vector_keys_present(
+    conn: &Connection,
+    model: &str,
+    keys: &[String],
+) -> Result<HashSet<String>> {
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM vectors WHERE model = ?1 AND key = ?2")?;
+    let mut out = HashSet::new();
+    for k in keys {
+        if stmt.exists(params![model, k])? {
+            out.insert(k.clone());
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn put_vectors(
+    conn: &mut Connection,
+    model: &str,
+    items: &[(String, Vec<f32>)],
+) -> Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT OR REPLACE INTO vectors(model, key, data) VALUES (?1, ?2, ?3)",
+        )?;
+        for (k, v) in items {
+            stmt.execute(params![model, k, f32s_to_blob(v)])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn get_vectors(
+    conn: &Connection,
+    model: &str,
+    keys: &[String],
+) -> Result<HashMap<String, Vec<f32>>> {
+    let mut stmt = conn.prepare_cached("SELECT data FROM vectors WHERE model = ?1 AND key = ?2")?;
+    let mut out = HashMap::with_capacity(keys.len());
+    for k in keys {
+        if let Some(b) = stmt
+            .query_row(params![model, k], |r| r.get::<_, Vec<u8>>(0))
+            .optional()?
+        {
+            out.insert(k.clone(), blob_to_f32s(&b));
         }
     }
     Ok(out)
