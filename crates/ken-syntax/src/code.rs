@@ -4,11 +4,12 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use ken_core::{Chunk, ChunkKind, Definition, FileSyntax, Language};
+use ken_core::{Chunk, ChunkKind, Definition, FileSyntax, Language, Reference};
 
 use crate::ChunkOptions;
 use crate::lines::{LineIndex, longer_than};
 use crate::module::module_chunks;
+use crate::refs::{self, MAX_REFERENCES};
 use crate::skeleton;
 use crate::spec::{spec, table};
 use crate::walk::{Def, MAX_DEPTH, walk};
@@ -23,6 +24,8 @@ const MAX_ERRORS: f64 = 0.5;
 /// What parsing a code file found.
 pub(crate) struct Analysis {
     pub defs: Vec<Def>,
+    /// Calls, imports, base classes and type uses, in file order.
+    pub refs: Vec<Reference>,
     /// The module docstring (Python) or inner doc comment (`//!`).
     pub module_doc: Option<String>,
     pub diagnostics: Vec<String>,
@@ -86,12 +89,19 @@ fn analyze_as(lang: Language, text: &str, timeout: Duration) -> Result<(Analysis
     };
     let tree = parse::parse(lang, text, timeout)?;
     let walk = walk(&tree, text, spec, table);
+    let refs = refs::extract(&tree, text, spec, table, &walk.defs);
     let mut a = Analysis {
+        refs: refs.references,
         defs: walk.defs,
         module_doc: module_doc(&tree, text, lang),
         diagnostics: Vec::new(),
         unfit: None,
     };
+    if refs.truncated {
+        a.diagnostics.push(format!(
+            "more than {MAX_REFERENCES} references; the rest of the file was not read for references"
+        ));
+    }
     if walk.too_deep {
         a.diagnostics.push(format!(
             "syntax nested deeper than {MAX_DEPTH} levels was not searched for definitions"
@@ -167,6 +177,7 @@ pub(crate) fn chunk_code(lang: Language, text: &str, opts: &ChunkOptions) -> Fil
     let li = LineIndex::new(text);
     let mut out = FileSyntax {
         definitions: definitions(&a.defs, &li),
+        references: a.refs,
         diagnostics: a.diagnostics,
         ..FileSyntax::default()
     };

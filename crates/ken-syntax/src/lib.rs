@@ -1,8 +1,10 @@
-//! Syntax-aware chunking: text in; chunks, definitions and diagnostics out.
+//! Syntax-aware chunking: text in; chunks, definitions, references and
+//! diagnostics out.
 //!
 //! [`parse_file`] cuts one file into [`Chunk`](ken_core::Chunk)s (the unit
-//! of retrieval) and lists its [`Definition`](ken_core::Definition)s (the
-//! input of the symbol table). It never fails and never panics: whatever
+//! of retrieval), lists its [`Definition`](ken_core::Definition)s (the
+//! input of the symbol table) and its [`Reference`](ken_core::Reference)s
+//! (the input of the code graph). It never fails and never panics: whatever
 //! goes wrong becomes a diagnostic and a line-window fallback.
 //!
 //! ```
@@ -35,6 +37,26 @@
 //! - **Anything else**, and code that cannot be parsed within
 //!   `parse_timeout_ms` or is mostly syntax errors: line windows.
 //!
+//! # References
+//!
+//! One more iterative pass over the same tree (`refs/`, driven by the
+//! `refs` half of each language's spec) lists calls (`f()`, `obj.m()`,
+//! `Type::f()`, `new C()`, Rust macros and calls inside their arguments,
+//! Ruby calls without parentheses, shell commands, decorators), imports
+//! (`import`, `use`, `require`, `#include`, `using`, `source`), base classes
+//! and implemented traits/interfaces (Go embedded fields, Ruby `include`),
+//! and type names in signatures, fields and annotations. Each has its short
+//! `name`, the `qualifier` it was reached through as written (`self.foo`,
+//! `os.path`, `crate::walk`, `a.b()` — call arguments dropped), its line and
+//! the qualified name of the innermost enclosing definition (`from`).
+//! Imports: a named import is `name` from `qualifier` (the module, as
+//! written: `.config`, `crate::sink`, `./router`); a whole-module import is
+//! named by the name it binds (its alias, else the module's last segment:
+//! `import os.path` → `path` from `os.path`, `const x = require('./x')` →
+//! `x`, Go `flag "github.com/spf13/pflag"` → `flag`); a wildcard is `*`.
+//! Aliases of named imports (`from a import b as c`) are not kept: the
+//! reference type has no field for them.
+//!
 //! # Invariants
 //!
 //! - For every chunk with `synthetic == false`,
@@ -45,6 +67,9 @@
 //!   comment or attribute, so the chunk always contains the definition.
 //! - Qualified names use `.` in every language (`Class.method`,
 //!   `outer.inner`, `tests.fn_name`, `Command.AddCommand`, `res.send`).
+//! - A reference's `from`, when set, is the qualified name of a definition
+//!   whose lines contain the reference's line; at most 20,000 references
+//!   are kept per file (a diagnostic says when more were cut).
 
 //! # Code map
 //!
@@ -55,6 +80,10 @@
 //! - `parse.rs`: per-thread parsers, parse time limit.
 //! - `walk.rs`: the generic, iterative walker that turns a tree into
 //!   definitions (qualified names, ranges, signatures, docs, trivial bodies).
+//! - `refs/`: the reference extractor (`mod.rs`: the iterative pass, callee
+//!   and qualifier spelling, base-class lists, type names, macro token
+//!   trees; `names.rs`: cleaning and splitting names as written);
+//!   `spec/refs.rs`: the table types it reads.
 //! - `doc.rs`, `trivial.rs`: doc comments and do-nothing bodies.
 //! - `code.rs`: definitions → chunks (small file, per definition);
 //!   `module.rs`: the module chunks; `skeleton.rs`: skeletons of large classes.
@@ -68,6 +97,7 @@ mod module;
 mod notebook;
 mod options;
 mod parse;
+mod refs;
 mod skeleton;
 mod spec;
 mod trivial;

@@ -72,6 +72,7 @@ pub(crate) fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileSyntax {
         match analyze(Language::Python, &mask_magics(&view), opts) {
             Ok(a) => {
                 out.definitions = definitions(&a.defs, &li);
+                out.references = a.refs;
                 out.diagnostics.extend(a.diagnostics);
                 defs = a.defs;
             }

@@ -1,9 +1,16 @@
 //! C and C++.
 
-use ken_core::ChunkKind;
+use ken_core::{ChunkKind, RefKind};
 use tree_sitter::Node;
 
-use super::{Ctx, Named, Rule, Spec, Wrapper, split_path, text};
+use super::{
+    CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec, Types,
+    Wrapper, split_path, text,
+};
+use crate::refs::names::{clean, split_last, unquote};
+
+const C_CALLS: &[CallRule] = &[CallRule::field("call_expression", "function")];
+const MEMBERS: &[Member] = &[Member::new("field_expression", "argument", "field")];
 
 pub(crate) static C: Spec = Spec {
     rules: &[
@@ -20,6 +27,17 @@ pub(crate) static C: Spec = Spec {
     attributes: &[],
     wrappers: &[],
     docstrings: false,
+    refs: RefSpec {
+        calls: C_CALLS,
+        members: MEMBERS,
+        imports: &[ImportRule::new("preproc_include", include)],
+        types: Types {
+            names: &["type_identifier"],
+            def_fields: &["name", "declarator"],
+            ..Types::NONE
+        },
+        ..RefSpec::NONE
+    },
 };
 
 pub(crate) static CPP: Spec = Spec {
@@ -46,6 +64,32 @@ pub(crate) static CPP: Spec = Spec {
     attributes: &[],
     wrappers: &[Wrapper::new("template_declaration", true).ignoring(&["template_parameter_list"])],
     docstrings: false,
+    refs: RefSpec {
+        calls: &[
+            CallRule::field("call_expression", "function"),
+            CallRule::new("new_expression", Some("type")),
+        ],
+        members: MEMBERS,
+        imports: &[
+            ImportRule::new("preproc_include", include),
+            ImportRule::new("using_declaration", using),
+        ],
+        inherits: &[InheritRule::node("base_class_clause")],
+        types: Types {
+            names: &["type_identifier"],
+            context_paths: &["qualified_identifier"],
+            fields: &["type"],
+            def_fields: &["name", "declarator"],
+            params: &[
+                "type_parameter_declaration",
+                "optional_type_parameter_declaration",
+                "variadic_type_parameter_declaration",
+            ],
+            ..Types::NONE
+        },
+        generics: true,
+        ..RefSpec::NONE
+    },
 };
 
 /// Follow `declarator` fields down to the declared name; `function` is set
@@ -116,4 +160,44 @@ fn method_declaration<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
         return None;
     }
     named_from(name, ctx.src)
+}
+
+/// `#include "a/b.h"` / `<a/b.h>`: the file `a/b.h`, named `b.h`.
+fn include(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
+    let Some(path) = node.child_by_field_name("path") else {
+        return;
+    };
+    let path = unquote(text(path, src));
+    if path.is_empty() {
+        return;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    out.push(Found::new(
+        RefKind::Import,
+        name,
+        Some(path.to_string()),
+        node.start_position().row,
+    ));
+}
+
+/// `using std::string;` is `string` from `std`; `using namespace std;` is
+/// `*` from `std`.
+fn using(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
+    let Some(target) = node.named_child(0) else {
+        return;
+    };
+    let path = clean(text(target, src), true, false);
+    let row = node.start_position().row;
+    let whole = text(node, src).split_whitespace().nth(1) == Some("namespace");
+    if whole {
+        out.push(Found::new(RefKind::Import, "*", Some(path), row));
+    } else {
+        let (q, name) = split_last(&path);
+        out.push(Found::new(
+            RefKind::Import,
+            name,
+            q.map(str::to_string),
+            row,
+        ));
+    }
 }

@@ -1,7 +1,11 @@
-use ken_core::ChunkKind;
+use ken_core::{ChunkKind, RefKind};
 use tree_sitter::Node;
 
-use super::{Ctx, Named, Rule, Spec, Wrapper, text};
+use super::{
+    CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec, Types,
+    Wrapper, text,
+};
+use crate::refs::names::{last_segment, unquote};
 
 pub(crate) static SPEC: Spec = Spec {
     rules: &[
@@ -16,6 +20,47 @@ pub(crate) static SPEC: Spec = Spec {
     attributes: &[],
     wrappers: &[Wrapper::new("type_declaration", true)],
     docstrings: false,
+    refs: RefSpec {
+        calls: &[CallRule::field("call_expression", "function")],
+        members: &[Member::new("selector_expression", "operand", "field")],
+        imports: &[ImportRule::new("import_declaration", import)],
+        // Embedded struct fields and embedded interfaces.
+        inherits: &[
+            InheritRule::field("field_declaration", "type").unless("name"),
+            InheritRule::node("type_elem"),
+        ],
+        types: Types {
+            names: &["type_identifier"],
+            paths: &["qualified_type"],
+            def_fields: &["name"],
+            builtins: &[
+                "any",
+                "bool",
+                "byte",
+                "comparable",
+                "complex64",
+                "complex128",
+                "error",
+                "float32",
+                "float64",
+                "int",
+                "int8",
+                "int16",
+                "int32",
+                "int64",
+                "rune",
+                "string",
+                "uint",
+                "uint8",
+                "uint16",
+                "uint32",
+                "uint64",
+                "uintptr",
+            ],
+            ..Types::NONE
+        },
+        ..RefSpec::NONE
+    },
 };
 
 /// `func (c *Command) AddCommand(...)` → `Command.AddCommand`.
@@ -66,4 +111,38 @@ fn type_spec<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
         _ => named.kind = Some(ChunkKind::Type),
     }
     Some(named)
+}
+
+/// `import ( "fmt"; c "github.com/spf13/cobra"; . "x"; _ "y" )`: each
+/// package, named by the name it binds (its alias, else its last path
+/// segment; `*` for a dot import).
+fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        let mut cursor = n.walk();
+        for child in n.named_children(&mut cursor) {
+            match child.kind() {
+                "import_spec_list" => stack.push(child),
+                "import_spec" => {
+                    let Some(path) = child.child_by_field_name("path") else {
+                        continue;
+                    };
+                    let path = unquote(text(path, src));
+                    let name = match child.child_by_field_name("name") {
+                        Some(a) if a.kind() == "dot" => "*",
+                        Some(a) if a.kind() == "package_identifier" => text(a, src),
+                        _ => last_segment(path),
+                    };
+                    let row = child.start_position().row;
+                    out.push(Found::new(
+                        RefKind::Import,
+                        name,
+                        Some(path.to_string()),
+                        row,
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
 }

@@ -1,9 +1,24 @@
 //! JavaScript, TypeScript and TSX.
 
-use ken_core::ChunkKind;
+use ken_core::{ChunkKind, RefKind};
 use tree_sitter::Node;
 
-use super::{Ctx, Named, Rule, Spec, Wrapper, text};
+use super::{
+    CallRule, CallSite, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec,
+    Types, Wrapper, text,
+};
+use crate::refs::names::{last_segment, unquote};
+
+const CALLS: &[CallRule] = &[
+    CallRule::field("call_expression", "function"),
+    CallRule::new("new_expression", Some("constructor")),
+    CallRule::decorator("decorator"),
+];
+const MEMBERS: &[Member] = &[Member::new("member_expression", "object", "property")];
+const IMPORTS: &[ImportRule] = &[
+    ImportRule::new("import_statement", import),
+    ImportRule::new("export_statement", export_from),
+];
 
 const WRAPPERS: &[Wrapper] = &[
     Wrapper::new("export_statement", true).ignoring(&["decorator"]),
@@ -34,6 +49,14 @@ pub(crate) static JS: Spec = Spec {
     attributes: &["decorator"],
     wrappers: WRAPPERS.split_at(4).0,
     docstrings: false,
+    refs: RefSpec {
+        calls: CALLS,
+        members: MEMBERS,
+        imports: IMPORTS,
+        inherits: &[InheritRule::node("class_heritage")],
+        call_hook: Some(require),
+        ..RefSpec::NONE
+    },
 };
 
 pub(crate) static TS: Spec = Spec {
@@ -66,6 +89,26 @@ pub(crate) static TS: Spec = Spec {
     attributes: &["decorator"],
     wrappers: WRAPPERS,
     docstrings: false,
+    refs: RefSpec {
+        calls: CALLS,
+        members: MEMBERS,
+        imports: IMPORTS,
+        inherits: &[
+            InheritRule::node("class_heritage"),
+            InheritRule::node("extends_type_clause"),
+        ],
+        types: Types {
+            names: &["type_identifier"],
+            paths: &["nested_type_identifier"],
+            def_fields: &["name"],
+            params: &["type_parameter"],
+            ..Types::NONE
+        },
+        generics: true,
+        call_hook: Some(require),
+        postfix: &["non_null_expression"],
+        ..RefSpec::NONE
+    },
 };
 
 /// The kind of a value that makes a binding a definition, and its body.
@@ -157,4 +200,112 @@ fn pair<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
 fn module_name<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
     let name = text(node.child_by_field_name("name")?, ctx.src);
     Some(Named::new(name.trim_matches(|c| c == '"' || c == '\'')))
+}
+
+fn import_ref(name: &str, module: &str, row: usize) -> Found {
+    Found::new(RefKind::Import, name, Some(module.to_string()), row)
+}
+
+/// `import x, { a as b } from 'm'`, `import * as ns from 'm'`,
+/// `import x = require('m')`, `import 'm'`. Default and namespace imports
+/// are named by the name they bind; named imports by the imported name.
+fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
+    let Some(source) = node.child_by_field_name("source") else {
+        return;
+    };
+    let module = unquote(text(source, src));
+    let before = out.len();
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        match child.kind() {
+            "import_clause" => {
+                let mut c2 = child.walk();
+                for part in child.named_children(&mut c2) {
+                    match part.kind() {
+                        "identifier" => out.push(import_ref(
+                            text(part, src),
+                            module,
+                            part.start_position().row,
+                        )),
+                        "namespace_import" => {
+                            if let Some(id) = part.named_child(0) {
+                                out.push(import_ref(
+                                    text(id, src),
+                                    module,
+                                    id.start_position().row,
+                                ));
+                            }
+                        }
+                        "named_imports" => specifiers(part, module, src, out),
+                        _ => {}
+                    }
+                }
+            }
+            "import_require_clause" => {
+                if let Some(id) = child.named_child(0) {
+                    out.push(import_ref(text(id, src), module, id.start_position().row));
+                }
+            }
+            _ => {}
+        }
+    }
+    if out.len() == before {
+        let row = node.start_position().row;
+        out.push(import_ref(last_segment(module), module, row));
+    }
+}
+
+/// `{ a, b as c }` in an import or export: the original names.
+fn specifiers(list: Node<'_>, module: &str, src: &[u8], out: &mut Vec<Found>) {
+    let mut cursor = list.walk();
+    for spec in list.named_children(&mut cursor) {
+        if let Some(name) = spec.child_by_field_name("name") {
+            let n = unquote(text(name, src));
+            out.push(import_ref(n, module, name.start_position().row));
+        }
+    }
+}
+
+/// `export { a } from 'm'`, `export * from 'm'`: re-exports import too.
+fn export_from(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
+    let Some(source) = node.child_by_field_name("source") else {
+        return;
+    };
+    let module = unquote(text(source, src));
+    let mut cursor = node.walk();
+    let clause = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "export_clause");
+    match clause {
+        Some(clause) => specifiers(clause, module, src, out),
+        None => out.push(import_ref("*", module, node.start_position().row)),
+    }
+}
+
+/// `require('m')` and `import('m')` with a literal module are imports,
+/// named by the variable they are bound to (`const x = require('m')`) or
+/// else by the module's last segment.
+fn require(site: &CallSite<'_, '_>, out: &mut Vec<Found>) -> bool {
+    if site.qualifier.is_some() || !matches!(site.name, "require" | "import") {
+        return false;
+    }
+    let Some(arg) = site
+        .node
+        .child_by_field_name("arguments")
+        .and_then(|a| a.named_child(0))
+        .filter(|a| a.kind() == "string")
+    else {
+        return false;
+    };
+    let module = unquote(text(arg, site.src));
+    let bound = site
+        .node
+        .parent()
+        .filter(|p| p.kind() == "variable_declarator")
+        .and_then(|p| p.child_by_field_name("name"))
+        .filter(|n| n.kind() == "identifier")
+        .map(|n| text(n, site.src));
+    let name = bound.unwrap_or_else(|| last_segment(module));
+    out.push(import_ref(name, module, site.node.start_position().row));
+    true
 }

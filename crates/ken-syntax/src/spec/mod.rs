@@ -1,15 +1,20 @@
 //! Per-language tables for the generic walker: which syntax nodes are
 //! definitions, how each is named, where its body is, which nodes are
-//! comments, attributes and wrappers.
+//! comments, attributes and wrappers; and for the reference extractor
+//! (`refs/`), which nodes are calls, imports, base-class lists and type names.
 //!
 //! Adding a language is adding one file here with a [`Spec`] and, for the
 //! few shapes a table cannot say (Go receivers, C declarators, JS
-//! assignments), a naming hook.
+//! assignments, every language's import syntax), a hook.
 
 use std::sync::OnceLock;
 
 use ken_core::{ChunkKind, Language};
 use tree_sitter::Node;
+
+pub(crate) use refs::{
+    CallRule, CallSite, Callee, Found, ImportRule, InheritRule, Member, RefSpec, Types,
+};
 
 mod bash;
 mod c;
@@ -19,6 +24,7 @@ mod java;
 mod js;
 mod php;
 mod python;
+mod refs;
 mod ruby;
 mod rust;
 mod scala;
@@ -37,6 +43,8 @@ pub(crate) struct Spec {
     /// Docstrings (the first statement of a body is a string) instead of
     /// comments above the definition.
     pub docstrings: bool,
+    /// Where references (calls, imports, inheritance, type uses) are.
+    pub refs: RefSpec,
 }
 
 /// A node kind that wraps one definition.
@@ -223,9 +231,50 @@ pub(crate) enum Class {
     Rule(u8),
 }
 
-/// A spec compiled against its grammar: node kind id → [`Class`].
+/// What a node kind means to the reference extractor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RefClass {
+    Other,
+    /// `spec.refs.calls[i]`.
+    Call(u8),
+    /// `spec.refs.members[i]`: only read while spelling qualifiers.
+    Member(u8),
+    /// `spec.refs.imports[i]`.
+    Import(u8),
+    /// `spec.refs.inherits[i]`.
+    Inherit(u8),
+    /// A type name wherever it appears (`type_identifier`).
+    TypeName,
+    /// A qualified type name, read whole (`a::b::C`).
+    TypePath,
+    /// A type name inside a type context only (`identifier` in a Python annotation).
+    ContextName,
+    /// A qualified type name inside a type context only.
+    ContextPath,
+    /// Starts a type context (Python `type`).
+    Context,
+    /// Its type-name children declare type parameters (`<T>`), not uses.
+    TypeParams,
+    /// A macro token tree that may hold calls (Rust).
+    TokenTree,
+    /// A postfix operator (`?`): spelled through in qualifiers.
+    Postfix,
+    /// Never read.
+    Skip,
+}
+
+/// A spec compiled against its grammar: node kind id → [`Class`] and
+/// [`RefClass`], field names → field ids.
 pub(crate) struct Table {
     classes: Vec<Class>,
+    refs: Vec<RefClass>,
+    /// Fields that start a type context (`type`, `returns`).
+    pub type_fields: Vec<u16>,
+    /// Fields holding the name a definition declares (`name`).
+    pub def_fields: Vec<u16>,
+    /// Ids of the fields the reference spec names (looking a field up by
+    /// name in tree-sitter is a scan over all the grammar's field names).
+    field_ids: Vec<(&'static str, u16)>,
 }
 
 impl Table {
@@ -234,6 +283,23 @@ impl Table {
             .get(kind_id as usize)
             .copied()
             .unwrap_or(Class::Other)
+    }
+
+    /// The child of `node` in the field `name` (one the reference spec names).
+    pub fn field<'t>(&self, node: Node<'t>, name: &'static str) -> Option<Node<'t>> {
+        let id = self
+            .field_ids
+            .iter()
+            .find(|(n, _)| std::ptr::eq(*n, name) || *n == name)?
+            .1;
+        node.child_by_field_id(id)
+    }
+
+    pub fn ref_class(&self, kind_id: u16) -> RefClass {
+        self.refs
+            .get(kind_id as usize)
+            .copied()
+            .unwrap_or(RefClass::Other)
     }
 }
 
@@ -270,7 +336,93 @@ fn compile(spec: &Spec, ts: &tree_sitter::Language) -> Table {
             Class::Other
         };
     }
-    Table { classes }
+    let refs = compile_refs(&spec.refs, ts);
+    let field_ids = |names: &[&str]| -> Vec<u16> {
+        names
+            .iter()
+            .filter_map(|f| ts.field_id_for_name(f).map(|id| id.get()))
+            .collect()
+    };
+    let r = &spec.refs;
+    let mut names: Vec<&'static str> = Vec::new();
+    for c in r.calls {
+        match c.callee {
+            Callee::Field(f) | Callee::New(Some(f)) => names.push(f),
+            Callee::Method { object, name } => names.extend([object, name]),
+            Callee::New(None) | Callee::Decorator => {}
+        }
+    }
+    for m in r.members {
+        names.extend([m.object, m.name]);
+    }
+    for i in r.inherits {
+        names.extend(i.field);
+        names.extend(i.unless);
+    }
+    names.sort_unstable();
+    names.dedup();
+    let named_ids = names
+        .into_iter()
+        .filter_map(|n| ts.field_id_for_name(n).map(|id| (n, id.get())))
+        .collect();
+    Table {
+        classes,
+        refs,
+        type_fields: field_ids(spec.refs.types.fields),
+        def_fields: field_ids(spec.refs.types.def_fields),
+        field_ids: named_ids,
+    }
+}
+
+fn compile_refs(r: &RefSpec, ts: &tree_sitter::Language) -> Vec<RefClass> {
+    let n = ts.node_kind_count();
+    let mut refs = vec![RefClass::Other; n];
+    let t = &r.types;
+    let calls: Vec<&str> = r.calls.iter().map(|c| c.node).collect();
+    let members: Vec<&str> = r.members.iter().map(|m| m.node).collect();
+    let imports: Vec<&str> = r.imports.iter().map(|m| m.node).collect();
+    let inherits: Vec<&str> = r.inherits.iter().map(|m| m.node).collect();
+    for (id, class) in refs.iter_mut().enumerate() {
+        let id = id as u16;
+        if !ts.node_kind_is_named(id) {
+            continue;
+        }
+        let Some(kind) = ts.node_kind_for_id(id) else {
+            continue;
+        };
+        let pos = |list: &[&str]| list.iter().position(|k| *k == kind).map(|i| i as u8);
+        *class = if let Some(i) = pos(&calls) {
+            RefClass::Call(i)
+        } else if let Some(i) = pos(&imports) {
+            RefClass::Import(i)
+        } else if let Some(i) = pos(&inherits) {
+            RefClass::Inherit(i)
+        } else if t.names.contains(&kind) {
+            RefClass::TypeName
+        } else if t.paths.contains(&kind) {
+            RefClass::TypePath
+        } else if t.context_names.contains(&kind) {
+            RefClass::ContextName
+        } else if t.context_paths.contains(&kind) {
+            // (a member access outside types: see `refs::Extractor::link`)
+            RefClass::ContextPath
+        } else if let Some(i) = pos(&members) {
+            RefClass::Member(i)
+        } else if t.contexts.contains(&kind) {
+            RefClass::Context
+        } else if t.params.contains(&kind) {
+            RefClass::TypeParams
+        } else if r.token_tree == Some(kind) {
+            RefClass::TokenTree
+        } else if r.postfix.contains(&kind) {
+            RefClass::Postfix
+        } else if r.skip.contains(&kind) {
+            RefClass::Skip
+        } else {
+            RefClass::Other
+        };
+    }
+    refs
 }
 
 /// Text of a node (lossy on invalid UTF-8, which tree-sitter never splits

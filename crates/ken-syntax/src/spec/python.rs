@@ -1,6 +1,10 @@
-use ken_core::ChunkKind;
+use ken_core::{ChunkKind, RefKind};
+use tree_sitter::Node;
 
-use super::{Rule, Spec, Wrapper};
+use super::{
+    CallRule, Found, ImportRule, InheritRule, Member, RefSpec, Rule, Spec, Types, Wrapper, text,
+};
+use crate::refs::names::last_segment;
 
 pub(crate) static SPEC: Spec = Spec {
     rules: &[
@@ -11,4 +15,89 @@ pub(crate) static SPEC: Spec = Spec {
     attributes: &[],
     wrappers: &[Wrapper::new("decorated_definition", false).ignoring(&["decorator"])],
     docstrings: true,
+    refs: RefSpec {
+        calls: &[
+            CallRule::field("call", "function"),
+            CallRule::decorator("decorator"),
+        ],
+        members: &[Member::new("attribute", "object", "attribute")],
+        imports: &[
+            ImportRule::new("import_statement", import),
+            ImportRule::new("import_from_statement", import_from),
+        ],
+        inherits: &[InheritRule::field("class_definition", "superclasses")],
+        types: Types {
+            context_names: &["identifier"],
+            context_paths: &["attribute", "member_type"],
+            contexts: &["type"],
+            ..Types::NONE
+        },
+        ..RefSpec::NONE
+    },
 };
+
+fn dotted(node: Node<'_>, src: &[u8]) -> String {
+    text(node, src).split_whitespace().collect()
+}
+
+/// `import a.b`: the module `a.b`, named `b`; `import a.b as c`: named `c`
+/// (whole-module imports are named by the name they bind, when they bind one).
+fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
+    let mut cursor = node.walk();
+    for child in node.children_by_field_name("name", &mut cursor) {
+        let (path, alias) = match child.kind() {
+            "aliased_import" => (
+                child.child_by_field_name("name"),
+                child.child_by_field_name("alias"),
+            ),
+            _ => (Some(child), None),
+        };
+        let Some(path) = path else { continue };
+        let module = dotted(path, src);
+        let name = match alias {
+            Some(a) => text(a, src).to_string(),
+            None => last_segment(&module).to_string(),
+        };
+        out.push(Found {
+            kind: RefKind::Import,
+            name,
+            qualifier: Some(module),
+            row: child.start_position().row,
+        });
+    }
+}
+
+/// `from a.b import c as d`: `c` from `a.b` (relative modules as written: `..a`).
+fn import_from(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
+    let Some(module) = node.child_by_field_name("module_name") else {
+        return;
+    };
+    let module = dotted(module, src);
+    let mut cursor = node.walk();
+    for child in node.children_by_field_name("name", &mut cursor) {
+        let name = match child.kind() {
+            "aliased_import" => child.child_by_field_name("name"),
+            _ => Some(child),
+        };
+        if let Some(name) = name {
+            out.push(Found {
+                kind: RefKind::Import,
+                name: dotted(name, src),
+                qualifier: Some(module.clone()),
+                row: name.start_position().row,
+            });
+        }
+    }
+    let mut cursor = node.walk();
+    if let Some(w) = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "wildcard_import")
+    {
+        out.push(Found {
+            kind: RefKind::Import,
+            name: "*".to_string(),
+            qualifier: Some(module),
+            row: w.start_position().row,
+        });
+    }
+}

@@ -25,7 +25,8 @@ fn line_of(starts: &[usize], byte: usize) -> u32 {
 }
 
 /// What must hold for any file: exact slices, consistent lines and bytes,
-/// the right language, definitions inside the file.
+/// the right language, definitions inside the file, references on a line
+/// of the file and inside the definition they name as `from`.
 pub fn check_invariants(path: &str, text: &str, fs: &FileSyntax) {
     let lang = Language::from_path(path);
     let lines = text.split('\n').count() as u32;
@@ -64,6 +65,21 @@ pub fn check_invariants(path: &str, text: &str, fs: &FileSyntax) {
         if let Some(sig) = &c.signature {
             assert!(sig.chars().count() <= 300, "{what}: signature too long");
             assert!(!sig.contains('\n'), "{what}: signature not collapsed");
+        }
+    }
+    for r in &fs.references {
+        let what = format!("{path}: {r:?}");
+        assert!(!r.name.is_empty() && r.line >= 1, "{what}");
+        if lang == Language::Notebook {
+            continue; // lines are in the code view
+        }
+        assert!(r.line <= lines, "{what}: past the last line {lines}");
+        if let Some(from) = &r.from {
+            let inside = fs
+                .definitions
+                .iter()
+                .any(|d| &d.qualname == from && d.start_line <= r.line && r.line <= d.end_line);
+            assert!(inside, "{what}: not inside {from}");
         }
     }
     for d in &fs.definitions {

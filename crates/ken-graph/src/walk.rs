@@ -1,0 +1,139 @@
+//! Callers, callees and impact: breadth-first walks over the graph that
+//! remember, for every node reached, the chain of edges leading back.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::graph::{CodeGraph, EdgeId, Kinds, NodeId};
+
+/// A node reached by a walk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reached {
+    pub node: NodeId,
+    /// Edges walked from the start (1: a direct caller or callee).
+    pub depth: u32,
+    /// The edges linking `node` back to the start, in walking order
+    /// reversed: for callers and impact, `node → … → start` (each edge as
+    /// written, from the dependent to what it uses); for callees,
+    /// `start → … → node`. Shortest chains; ties go to the smallest ids.
+    pub via: Vec<EdgeId>,
+}
+
+/// Walk direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// Against the edges: who uses the start.
+    Up,
+    /// Along the edges: what the start uses.
+    Down,
+}
+
+impl CodeGraph {
+    /// Definitions that call `node`, up to `depth` calls away.
+    pub fn callers(&self, node: NodeId, depth: u32) -> Vec<Reached> {
+        self.walk(&[node], Direction::Up, Kinds::CALLS, depth)
+    }
+
+    /// Definitions `node` calls directly.
+    pub fn callees(&self, node: NodeId) -> Vec<Reached> {
+        self.walk(&[node], Direction::Down, Kinds::CALLS, 1)
+    }
+
+    /// What depends on `node`, transitively, through every kind of
+    /// reference (calls, imports, inheritance, type uses), up to
+    /// `max_depth` edges away.
+    pub fn impact(&self, node: NodeId, max_depth: u32) -> Vec<Reached> {
+        self.impact_of(&[node], Kinds::ALL, max_depth)
+    }
+
+    /// [`CodeGraph::impact`] of several nodes at once (a class and its
+    /// members), through the given kinds.
+    pub fn impact_of(&self, nodes: &[NodeId], kinds: Kinds, max_depth: u32) -> Vec<Reached> {
+        self.walk(nodes, Direction::Up, kinds, max_depth)
+    }
+
+    /// Breadth-first from `starts`; results sorted by (depth, node).
+    fn walk(
+        &self,
+        starts: &[NodeId],
+        dir: Direction,
+        kinds: Kinds,
+        max_depth: u32,
+    ) -> Vec<Reached> {
+        let n = self.node_count();
+        const UNSEEN: u32 = u32::MAX;
+        let mut depth = vec![UNSEEN; n];
+        let mut parent: Vec<Option<EdgeId>> = vec![None; n];
+        let mut queue = VecDeque::new();
+        let mut starts: Vec<NodeId> = starts
+            .iter()
+            .copied()
+            .filter(|&s| (s as usize) < n)
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        for &s in &starts {
+            depth[s as usize] = 0;
+            queue.push_back(s);
+        }
+        let mut reached = Vec::new();
+        while let Some(u) = queue.pop_front() {
+            let d = depth[u as usize];
+            if d >= max_depth {
+                continue;
+            }
+            let mut step = |e: EdgeId, v: NodeId| {
+                if depth[v as usize] == UNSEEN {
+                    depth[v as usize] = d + 1;
+                    parent[v as usize] = Some(e);
+                    queue.push_back(v);
+                    reached.push(v);
+                }
+            };
+            match dir {
+                Direction::Up => {
+                    for &e in self.in_edges(u) {
+                        let edge = self.edge(e);
+                        if kinds.contains(edge.kind) {
+                            step(e, edge.from);
+                        }
+                    }
+                }
+                Direction::Down => {
+                    for e in self.out_edges(u) {
+                        let edge = self.edge(e);
+                        if kinds.contains(edge.kind) {
+                            step(e, edge.to);
+                        }
+                    }
+                }
+            }
+        }
+        let mut out: Vec<Reached> = reached
+            .into_iter()
+            .map(|v| {
+                let mut via = Vec::new();
+                let mut cur = v;
+                while let Some(e) = parent[cur as usize] {
+                    via.push(e);
+                    let edge = self.edge(e);
+                    cur = match dir {
+                        Direction::Up => edge.to,
+                        Direction::Down => edge.from,
+                    };
+                }
+                if dir == Direction::Down {
+                    via.reverse();
+                }
+                Reached {
+                    node: v,
+                    depth: depth[v as usize],
+                    via,
+                }
+            })
+            .collect();
+        out.sort_by_key(|r| (r.depth, r.node));
+        out
+    }
+}

@@ -1,0 +1,534 @@
+//! Multi-file projects (a Python package, a Rust crate, a JS module set, a
+//! Go package): their edges, callers, callees and impact, written out by
+//! hand from the code below.
+
+mod common;
+
+use common::*;
+
+const PYTHON: &str = include_str!("projects_python.txt");
+
+#[test]
+fn python_package() {
+    let w = world(PYTHON);
+    for (kind, from, to) in [
+        ("call", "cli.py:main", "pkg/app.py:App"),
+        ("call", "cli.py:main", "pkg/base.py:Base.serve"),
+        ("call", "cli.py:<module>", "cli.py:main"),
+        ("call", "pkg/base.py:Base.serve", "pkg/base.py:Base.prepare"),
+        ("call", "pkg/base.py:Base.serve", "pkg/base.py:Base.execute"),
+        (
+            "call",
+            "pkg/app.py:App.__init__",
+            "pkg/config.py:load_config",
+        ),
+        ("call", "pkg/app.py:App.execute", "pkg/app.py:helper"),
+        ("call", "pkg/config.py:load_config", "pkg/config.py:parse"),
+        ("call", "pkg/config.py:load_config", "pkg/config.py:read"),
+        ("inherit", "pkg/app.py:App", "pkg/base.py:Base"),
+        ("import", "cli.py:<module>", "pkg/app.py:App"),
+        ("import", "pkg/__init__.py:<module>", "pkg/app.py:App"),
+        (
+            "import",
+            "pkg/__init__.py:<module>",
+            "pkg/config.py:load_config",
+        ),
+        ("import", "pkg/app.py:<module>", "pkg/base.py:Base"),
+    ] {
+        assert!(
+            w.has_edge(kind, from, to),
+            "{kind} {from} -> {to}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    // `sys`, `os` and `sys.argv` are outside the package
+    assert!(!w.edges().iter().any(|e| e.contains("sys")));
+
+    let load = w.node("pkg/config.py:load_config");
+    assert_set(
+        "callers(load_config)",
+        w.reached(&w.graph.callers(load, 1)),
+        &["1 pkg/app.py:App.__init__"],
+        &w,
+    );
+    let parse = w.node("pkg/config.py:parse");
+    assert_set(
+        "callers(parse, 2)",
+        w.reached(&w.graph.callers(parse, 2)),
+        &["1 pkg/config.py:load_config", "2 pkg/app.py:App.__init__"],
+        &w,
+    );
+    let main = w.node("cli.py:main");
+    assert_set(
+        "callees(main)",
+        w.reached(&w.graph.callees(main)),
+        &["1 pkg/app.py:App", "1 pkg/base.py:Base.serve"],
+        &w,
+    );
+    let impact = w.graph.impact(parse, 5);
+    assert_eq!(
+        w.reached(&impact),
+        [
+            "1 pkg/config.py:load_config",
+            "2 pkg/__init__.py:<module>",
+            "2 pkg/app.py:<module>",
+            "2 pkg/app.py:App.__init__",
+        ]
+    );
+    let init = impact
+        .iter()
+        .find(|r| r.depth == 2 && w.graph.key(r.node).qualname == "App.__init__")
+        .unwrap();
+    assert_eq!(
+        w.via(init),
+        [
+            "pkg/app.py:App.__init__ -> pkg/config.py:load_config",
+            "pkg/config.py:load_config -> pkg/config.py:parse",
+        ]
+    );
+    // Deleting `Base` breaks `App`, its module, and whoever uses `App`.
+    let base = w.node("pkg/base.py:Base");
+    assert_eq!(
+        w.reached(&w.graph.impact(base, 2)),
+        [
+            "1 pkg/app.py:<module>",
+            "1 pkg/app.py:App",
+            "2 cli.py:<module>",
+            "2 cli.py:main",
+            "2 pkg/__init__.py:<module>",
+        ]
+    );
+}
+
+const RUST: &str = r#"
+//- src/lib.rs
+pub mod config;
+mod search;
+
+pub use crate::search::Searcher;
+
+pub fn run(path: &str) -> usize {
+    let cfg = config::Config::load(path);
+    let mut s = Searcher::new(cfg);
+    s.search("needle")
+}
+
+//- src/config.rs
+#[derive(Clone, Default)]
+pub struct Config {
+    pub case_insensitive: bool,
+}
+
+impl Config {
+    pub fn load(path: &str) -> Config {
+        let mut c = Config::default();
+        c.case_insensitive = parse_flag(path);
+        c
+    }
+}
+
+fn parse_flag(s: &str) -> bool {
+    s.ends_with("-i")
+}
+
+//- src/search.rs
+use crate::config::Config;
+
+pub trait Matcher {
+    fn is_match(&self, line: &str) -> bool;
+}
+
+pub struct Searcher {
+    config: Config,
+}
+
+impl Searcher {
+    pub fn new(config: Config) -> Searcher {
+        Searcher { config }
+    }
+
+    pub fn search(&mut self, needle: &str) -> usize {
+        let m = Literal::new(needle, self.config.case_insensitive);
+        self.count(&m)
+    }
+
+    fn count<M: Matcher>(&self, m: &M) -> usize {
+        ["a", "b"].iter().filter(|l| m.is_match(l)).count()
+    }
+}
+
+struct Literal {
+    needle: String,
+}
+
+impl Literal {
+    fn new(needle: &str, _ci: bool) -> Literal {
+        Literal { needle: needle.to_string() }
+    }
+}
+
+impl Matcher for Literal {
+    fn is_match(&self, line: &str) -> bool {
+        line.contains(&self.needle)
+    }
+}
+"#;
+
+#[test]
+fn rust_crate() {
+    let w = world(RUST);
+    for (kind, from, to) in [
+        ("call", "src/lib.rs:run", "src/config.rs:Config.load"),
+        ("call", "src/lib.rs:run", "src/search.rs:Searcher.new"),
+        ("call", "src/lib.rs:run", "src/search.rs:Searcher.search"),
+        (
+            "call",
+            "src/config.rs:Config.load",
+            "src/config.rs:parse_flag",
+        ),
+        (
+            "call",
+            "src/search.rs:Searcher.search",
+            "src/search.rs:Literal.new",
+        ),
+        (
+            "call",
+            "src/search.rs:Searcher.search",
+            "src/search.rs:Searcher.count",
+        ),
+        ("import", "src/lib.rs:<module>", "src/search.rs:Searcher"),
+        ("import", "src/search.rs:<module>", "src/config.rs:Config"),
+        ("type", "src/search.rs:Searcher", "src/config.rs:Config"),
+        (
+            "type",
+            "src/search.rs:Searcher.new",
+            "src/search.rs:Searcher",
+        ),
+        (
+            "type",
+            "src/search.rs:Searcher.count",
+            "src/search.rs:Matcher",
+        ),
+        ("type", "src/config.rs:Config#1", "src/config.rs:Config"),
+        (
+            "inherit",
+            "src/search.rs:Literal#2",
+            "src/search.rs:Matcher",
+        ),
+    ] {
+        assert!(
+            w.has_edge(kind, from, to),
+            "{kind} {from} -> {to}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    // `m.is_match` could be the trait's or `Literal`'s: ambiguous, no edge
+    assert!(
+        !w.edges()
+            .iter()
+            .any(|e| e.contains("is_match") && e.starts_with("call"))
+    );
+    assert!(w.resolution.stats.call.ambiguous >= 1);
+
+    let run = w.node("src/lib.rs:run");
+    assert_set(
+        "callees(run)",
+        w.reached(&w.graph.callees(run)),
+        &[
+            "1 src/config.rs:Config.load",
+            "1 src/search.rs:Searcher.new",
+            "1 src/search.rs:Searcher.search",
+        ],
+        &w,
+    );
+    let new = w.node("src/search.rs:Literal.new");
+    assert_eq!(
+        w.reached(&w.graph.callers(new, 3)),
+        ["1 src/search.rs:Searcher.search", "2 src/lib.rs:run",]
+    );
+    let config = w.node("src/config.rs:Config");
+    assert_eq!(
+        w.reached(&w.graph.impact(config, 2)),
+        [
+            "1 src/config.rs:Config#1",
+            "1 src/config.rs:Config.load",
+            "1 src/search.rs:<module>",
+            "1 src/search.rs:Searcher",
+            "1 src/search.rs:Searcher.new",
+            "2 src/lib.rs:<module>",
+            "2 src/lib.rs:run",
+            "2 src/search.rs:Searcher#1",
+        ]
+    );
+}
+
+const JS: &str = r#"
+//- lib/index.js
+'use strict';
+var Router = require('./router');
+var utils = require('./utils');
+
+function createApp() {
+  var app = new Router();
+  app.use(utils.logger('dev'));
+  return app;
+}
+
+module.exports = createApp;
+
+//- lib/router.js
+var utils = require('./utils');
+
+function Router() {
+  this.stack = [];
+}
+
+Router.prototype.use = function use(fn) {
+  this.stack.push(utils.wrap(fn));
+  return this;
+};
+
+Router.prototype.handle = function handle(req) {
+  return this.stack.map(function (layer) { return layer(req); });
+};
+
+module.exports = Router;
+
+//- lib/utils.js
+exports.logger = function logger(format) {
+  return function log(req) { return format + req.url; };
+};
+
+exports.wrap = function wrap(fn) {
+  return flatten([fn])[0];
+};
+
+function flatten(arr) {
+  return [].concat.apply([], arr);
+}
+"#;
+
+#[test]
+fn js_modules() {
+    let w = world(JS);
+    for (kind, from, to) in [
+        ("call", "lib/index.js:createApp", "lib/router.js:Router"),
+        (
+            "call",
+            "lib/index.js:createApp",
+            "lib/router.js:Router.prototype.use",
+        ),
+        (
+            "call",
+            "lib/index.js:createApp",
+            "lib/utils.js:exports.logger",
+        ),
+        (
+            "call",
+            "lib/router.js:Router.prototype.use",
+            "lib/utils.js:exports.wrap",
+        ),
+        ("call", "lib/utils.js:exports.wrap", "lib/utils.js:flatten"),
+        ("import", "lib/index.js:<module>", "lib/router.js:Router"),
+        ("import", "lib/index.js:<module>", "lib/utils.js:<module>"),
+        ("import", "lib/router.js:<module>", "lib/utils.js:<module>"),
+    ] {
+        assert!(
+            w.has_edge(kind, from, to),
+            "{kind} {from} -> {to}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    let flatten = w.node("lib/utils.js:flatten");
+    let callers = w.graph.callers(flatten, 3);
+    assert_eq!(
+        w.reached(&callers),
+        [
+            "1 lib/utils.js:exports.wrap",
+            "2 lib/router.js:Router.prototype.use",
+            "3 lib/index.js:createApp",
+        ]
+    );
+    assert_eq!(
+        w.via(&callers[2]),
+        [
+            "lib/index.js:createApp -> lib/router.js:Router.prototype.use",
+            "lib/router.js:Router.prototype.use -> lib/utils.js:exports.wrap",
+            "lib/utils.js:exports.wrap -> lib/utils.js:flatten",
+        ]
+    );
+    let create = w.node("lib/index.js:createApp");
+    assert_set(
+        "callees(createApp)",
+        w.reached(&w.graph.callees(create)),
+        &[
+            "1 lib/router.js:Router",
+            "1 lib/router.js:Router.prototype.use",
+            "1 lib/utils.js:exports.logger",
+        ],
+        &w,
+    );
+    let wrap = w.node("lib/utils.js:exports.wrap");
+    assert_eq!(
+        w.reached(&w.graph.impact(wrap, 5)),
+        [
+            "1 lib/router.js:Router.prototype.use",
+            "2 lib/index.js:createApp",
+        ]
+    );
+}
+
+const GO: &str = r#"
+//- command.go
+package cobra
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Command is a CLI command.
+type Command struct {
+	Use      string
+	commands []*Command
+	parent   *Command
+}
+
+func (c *Command) AddCommand(cmds ...*Command) {
+	for _, x := range cmds {
+		x.parent = c
+		c.commands = append(c.commands, x)
+	}
+}
+
+func (c *Command) Name() string {
+	name := c.Use
+	if i := strings.Index(name, " "); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+func (c *Command) CommandPath() string {
+	if c.HasParent() {
+		return c.Parent().CommandPath() + " " + c.Name()
+	}
+	return c.Name()
+}
+
+func (c *Command) Execute() error {
+	fmt.Println(c.CommandPath())
+	return nil
+}
+
+//- parent.go
+package cobra
+
+func (c *Command) HasParent() bool {
+	return c.parent != nil
+}
+
+func (c *Command) Parent() *Command {
+	return c.parent
+}
+
+//- cobra.go
+package cobra
+
+func NewRoot(use string) *Command {
+	root := &Command{Use: use}
+	root.AddCommand(newVersion())
+	return root
+}
+
+func newVersion() *Command {
+	return &Command{Use: "version"}
+}
+"#;
+
+#[test]
+fn go_package() {
+    let w = world(GO);
+    for (kind, from, to) in [
+        (
+            "call",
+            "command.go:Command.CommandPath",
+            "parent.go:Command.HasParent",
+        ),
+        (
+            "call",
+            "command.go:Command.CommandPath",
+            "parent.go:Command.Parent",
+        ),
+        (
+            "call",
+            "command.go:Command.CommandPath",
+            "command.go:Command.Name",
+        ),
+        (
+            "call",
+            "command.go:Command.Execute",
+            "command.go:Command.CommandPath",
+        ),
+        ("call", "cobra.go:NewRoot", "cobra.go:newVersion"),
+        ("call", "cobra.go:NewRoot", "command.go:Command.AddCommand"),
+        ("type", "cobra.go:NewRoot", "command.go:Command"),
+        ("type", "parent.go:Command.Parent", "command.go:Command"),
+    ] {
+        assert!(
+            w.has_edge(kind, from, to),
+            "{kind} {from} -> {to}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    // standard library packages are external
+    assert!(
+        !w.edges()
+            .iter()
+            .any(|e| e.contains("Println") || e.contains("Index"))
+    );
+    assert_eq!(w.resolution.stats.import.by_reason.values().sum::<u64>(), 2);
+
+    let has_parent = w.node("parent.go:Command.HasParent");
+    assert_eq!(
+        w.reached(&w.graph.callers(has_parent, 1)),
+        ["1 command.go:Command.CommandPath"]
+    );
+    let path = w.node("command.go:Command.CommandPath");
+    assert_set(
+        "callees(CommandPath)",
+        w.reached(&w.graph.callees(path)),
+        &[
+            "1 command.go:Command.Name",
+            "1 parent.go:Command.HasParent",
+            "1 parent.go:Command.Parent",
+        ],
+        &w,
+    );
+    assert_eq!(
+        w.reached(&w.graph.impact(has_parent, 3)),
+        [
+            "1 command.go:Command.CommandPath",
+            "2 command.go:Command.Execute",
+        ]
+    );
+    let version = w.node("cobra.go:newVersion");
+    assert_eq!(
+        w.reached(&w.graph.callers(version, 2)),
+        ["1 cobra.go:NewRoot"]
+    );
+}
+
+/// A debugging aid: `cargo test -p ken-graph --test projects -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn print_all_edges() {
+    for f in [PYTHON, RUST, JS, GO] {
+        let w = world(f);
+        println!(
+            "{}\n{:?}\n",
+            w.edges().join("\n"),
+            w.resolution.stats.total()
+        );
+    }
+}
