@@ -14,7 +14,8 @@ use ken_store::{EmbeddedStore, LexicalQuery, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{IndexRequest, NoProgress};
-use crate::search::{SearchRequest, search_store};
+use crate::search::{Mode, SearchRequest, search_store};
+use crate::semantic;
 use crate::{EngineError, Result, Settings, home, index};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -45,13 +46,18 @@ pub struct GoldSymbol {
 }
 
 /// How queries are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EvalMode {
-    /// The full engine (`ken search`).
-    #[default]
-    Engine,
+    /// `ken search` with these signals.
+    Search(Mode),
     /// Plain whole-file BM25 on file text only: the reference baseline.
     Baseline,
+}
+
+impl Default for EvalMode {
+    fn default() -> Self {
+        EvalMode::Search(Mode::Hybrid)
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -146,6 +152,15 @@ pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
 /// Run the evaluation. `log` receives one line per indexing step.
 pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Result<EvalReport> {
     let queries = read_queries(&opts.file)?;
+    let embedder = match opts.mode {
+        EvalMode::Search(Mode::Lexical) | EvalMode::Baseline => None,
+        EvalMode::Search(_) => semantic::open_embedder(&settings.embedder)?,
+    };
+    if embedder.is_none() && opts.mode == EvalMode::Search(Mode::Semantic) {
+        return Err(EngineError::Usage(
+            "--mode semantic needs an embedding model (see `ken model install`)".into(),
+        ));
+    }
     // Group by repository, then by the commit to index, in commit order.
     let mut by_repo: BTreeMap<String, Vec<EvalQuery>> = BTreeMap::new();
     for q in queries {
@@ -186,6 +201,7 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
                             source: p.display().to_string(),
                             rev: sha.clone(),
                             name: Some(repo.clone()),
+                            no_embed: embedder.is_none(),
                         },
                         &NoProgress,
                     )?;
@@ -219,6 +235,7 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
                     q,
                     opts.mode,
                     opts.at_parent,
+                    embedder.as_deref(),
                 )?);
             }
         }
@@ -250,7 +267,9 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
         repos,
         no_hints: has_hint_fields.then(|| metrics(&unhinted)),
         mode: match opts.mode {
-            EvalMode::Engine => "engine".into(),
+            EvalMode::Search(Mode::Hybrid) => "hybrid".into(),
+            EvalMode::Search(Mode::Lexical) => "lexical".into(),
+            EvalMode::Search(Mode::Semantic) => "semantic".into(),
             EvalMode::Baseline => "baseline".into(),
         },
     })
@@ -263,6 +282,7 @@ fn run_query(
     q: &EvalQuery,
     mode: EvalMode,
     at_parent: bool,
+    embedder: Option<&dyn ken_embed::Embedder>,
 ) -> Result<QueryOutcome> {
     let started = Instant::now();
     let files: Vec<String> = match mode {
@@ -289,14 +309,16 @@ fn run_query(
                 .map(|h| h.path)
                 .collect()
         }
-        EvalMode::Engine => {
+        EvalMode::Search(m) => {
             let req = SearchRequest {
                 query: q.query.clone(),
                 limit: 10,
                 filters: Filters::default(),
                 files: true,
+                mode: m,
             };
-            search_store(store, repo, None, &req, &settings.rank)?
+            search_store(store, repo, None, &req, &settings.rank, embedder)?
+                .hits
                 .into_iter()
                 .map(|h| h.path)
                 .collect()
@@ -311,10 +333,18 @@ fn run_query(
             limit: 10,
             filters: Filters::default(),
             files: false,
+            mode: match mode {
+                EvalMode::Search(m) => m,
+                EvalMode::Baseline => Mode::Lexical,
+            },
         };
-        let hits = search_store(store, repo, None, &req, &settings.rank)?;
+        let hits = search_store(store, repo, None, &req, &settings.rank, embedder)?.hits;
         hits.iter()
-            .position(|h| q.gold_symbols.iter().any(|g| symbol_matches(h, g, at_parent)))
+            .position(|h| {
+                q.gold_symbols
+                    .iter()
+                    .any(|g| symbol_matches(h, g, at_parent))
+            })
             .map(|p| p + 1)
     };
     let gold = &q.gold_files;

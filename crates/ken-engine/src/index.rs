@@ -17,6 +17,7 @@ use ken_source::{Entry, GitRepo, ListOptions, Listing, SkipReason};
 use ken_store::{Batch, EmbeddedStore, FileContent, FileUpdate, IndexState, Store};
 use serde::Serialize;
 
+use crate::semantic::{self, EmbedProgress, EmbedReport, EmbedderSpec};
 use crate::{EngineError, Result, Settings, home};
 
 /// What to index.
@@ -28,6 +29,8 @@ pub struct IndexRequest {
     pub rev: Option<String>,
     /// The index's name (default: the folder or URL's last component).
     pub name: Option<String>,
+    /// Skip embedding (lexical index only).
+    pub no_embed: bool,
 }
 
 /// What a run did.
@@ -52,11 +55,13 @@ pub struct IndexReport {
     /// A few examples per skip reason.
     pub skipped_examples: BTreeMap<String, Vec<String>>,
     pub warnings: Vec<String>,
+    /// What the embedding step did (None when embeddings are off or skipped).
+    pub embed: Option<EmbedReport>,
     pub elapsed_ms: u64,
 }
 
 /// Progress of a run, for a bar or a log. Called from the writer thread.
-pub trait Progress {
+pub trait Progress: EmbedProgress {
     fn begin(&self, _files: u64, _bytes: u64) {}
     fn advance(&self, _files: u64, _bytes: u64, _chunks: u64) {}
     fn note(&self, _message: &str) {}
@@ -65,6 +70,7 @@ pub trait Progress {
 
 pub struct NoProgress;
 impl Progress for NoProgress {}
+impl EmbedProgress for NoProgress {}
 
 /// Where file contents are read from.
 #[derive(Clone)]
@@ -196,6 +202,7 @@ pub fn index(
     {
         report.up_to_date = true;
         fill_counts(&store, &mut report, &Listing::default())?;
+        report.embed = embed(settings, req, &mut store, progress)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
@@ -289,8 +296,26 @@ pub fn index(
             .warnings
             .push("nothing to index: the snapshot has no files".into());
     }
+    report.embed = embed(settings, req, &mut store, progress)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// The embedding step, after the lexical index is committed.
+fn embed(
+    settings: &Settings,
+    req: &IndexRequest,
+    store: &mut EmbeddedStore,
+    progress: &dyn Progress,
+) -> Result<Option<EmbedReport>> {
+    if req.no_embed || matches!(settings.embedder, EmbedderSpec::Off) {
+        return Ok(None);
+    }
+    let Some(embedder) = semantic::open_embedder(&settings.embedder)? else {
+        return Ok(None);
+    };
+    let seq = store.batch_seq()?;
+    semantic::embed_pending(store, seq, embedder.as_ref(), settings.embed_text, progress).map(Some)
 }
 
 fn now() -> i64 {

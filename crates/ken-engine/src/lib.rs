@@ -10,6 +10,7 @@ pub mod home;
 pub mod index;
 pub mod query;
 pub mod search;
+pub mod semantic;
 pub mod settings;
 pub mod status;
 

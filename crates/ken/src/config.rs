@@ -3,8 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use ken_engine::Settings;
+use ken_engine::semantic::EmbedderSpec;
+
+use crate::cli::EmbedderChoice;
 use serde::Deserialize;
 
 /// The config file. Every field is optional.
@@ -17,6 +20,14 @@ pub struct FileConfig {
     pub threads: Option<usize>,
     /// Chunking: files up to this many characters are one chunk.
     pub whole_file_chars: Option<usize>,
+    /// `local`, `static`, `http` or `off`.
+    pub embedder: Option<String>,
+    /// A local model directory (config.json, tokenizer.json, model.safetensors).
+    pub embed_model_dir: Option<PathBuf>,
+    /// OpenAI-compatible embeddings endpoint, e.g. `http://127.0.0.1:11434/v1`.
+    pub embed_base_url: Option<String>,
+    pub embed_model: Option<String>,
+    pub embed_api_key: Option<String>,
 }
 
 /// The environment, read once here and nowhere else.
@@ -26,6 +37,10 @@ pub struct Env {
     pub xdg_data_home: Option<PathBuf>,
     pub home: Option<PathBuf>,
     pub git_token: Option<String>,
+    pub embed_model_dir: Option<PathBuf>,
+    pub embed_base_url: Option<String>,
+    pub embed_model: Option<String>,
+    pub embed_api_key: Option<String>,
 }
 
 impl Env {
@@ -36,6 +51,10 @@ impl Env {
             xdg_data_home: var("XDG_DATA_HOME").map(PathBuf::from),
             home: var("HOME").map(PathBuf::from),
             git_token: var("KEN_GIT_TOKEN").or_else(|| var("GITHUB_TOKEN")),
+            embed_model_dir: var("KEN_EMBED_MODEL_DIR").map(PathBuf::from),
+            embed_base_url: var("KEN_EMBED_BASE_URL"),
+            embed_model: var("KEN_EMBED_MODEL"),
+            embed_api_key: var("KEN_EMBED_API_KEY"),
         }
     }
 }
@@ -68,8 +87,107 @@ pub fn load_file(home: &Path) -> Result<FileConfig> {
     }
 }
 
+/// Where a local model may be, in order.
+pub fn model_dirs(home: &Path, file: &FileConfig, env: &Env) -> Vec<PathBuf> {
+    let name = ken_embed::DEFAULT_MODEL_NAME;
+    let mut dirs = Vec::new();
+    dirs.extend(env.embed_model_dir.clone());
+    dirs.extend(file.embed_model_dir.clone());
+    dirs.push(home.join("models").join(name));
+    if let Some(h) = &env.home {
+        dirs.push(h.join(".cache/ken-models").join(name));
+    }
+    dirs
+}
+
+/// The static table distilled from a model directory.
+pub fn static_table(home: &Path, model_dir: &Path) -> PathBuf {
+    let name = model_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    home.join("models")
+        .join(format!("{name}.static.safetensors"))
+}
+
+/// Which embedder: flag < (config file < environment) as documented in `ken --help`.
+fn embedder(
+    home: &Path,
+    choice: Option<EmbedderChoice>,
+    file: &FileConfig,
+    env: &Env,
+) -> Result<EmbedderSpec> {
+    let base_url = env
+        .embed_base_url
+        .clone()
+        .or_else(|| file.embed_base_url.clone());
+    let choice = match choice {
+        Some(c) => c,
+        None => match file.embedder.as_deref() {
+            Some("off") => EmbedderChoice::Off,
+            Some("local") => EmbedderChoice::Local,
+            Some("static") => EmbedderChoice::Static,
+            Some("http") => EmbedderChoice::Http,
+            Some(other) => {
+                bail!("config: embedder must be local, static, http or off, not `{other}`")
+            }
+            None if base_url.is_some() => EmbedderChoice::Http,
+            None => {
+                // the local model when one is installed, else none
+                return Ok(match ken_embed::find_model(&model_dirs(home, file, env)) {
+                    Ok(dir) => EmbedderSpec::Local(dir),
+                    Err(_) => EmbedderSpec::Off,
+                });
+            }
+        },
+    };
+    Ok(match choice {
+        EmbedderChoice::Off => EmbedderSpec::Off,
+        EmbedderChoice::Local => {
+            EmbedderSpec::Local(ken_embed::find_model(&model_dirs(home, file, env))?)
+        }
+        EmbedderChoice::Static => {
+            let dir = ken_embed::find_model(&model_dirs(home, file, env))?;
+            let table = static_table(home, &dir);
+            if !table.is_file() {
+                bail!(ken_engine::EngineError::Usage(format!(
+                    "no static table at {}: run `ken model distill` first",
+                    table.display()
+                )));
+            }
+            EmbedderSpec::Static {
+                table,
+                tokenizer: dir.join("tokenizer.json"),
+            }
+        }
+        EmbedderChoice::Http => {
+            let Some(url) = base_url else {
+                bail!(ken_engine::EngineError::Usage(
+                    "--embedder http needs KEN_EMBED_BASE_URL (e.g. http://127.0.0.1:11434/v1)"
+                        .into()
+                ));
+            };
+            let Some(model) = env.embed_model.clone().or_else(|| file.embed_model.clone()) else {
+                bail!(ken_engine::EngineError::Usage(
+                    "--embedder http needs KEN_EMBED_MODEL (the endpoint's model name)".into()
+                ));
+            };
+            let mut cfg = ken_embed::HttpConfig::new(url, model);
+            cfg.api_key = env
+                .embed_api_key
+                .clone()
+                .or_else(|| file.embed_api_key.clone());
+            EmbedderSpec::Http(cfg)
+        }
+    })
+}
+
 /// Resolve settings for a command.
-pub fn settings(home_flag: Option<&Path>, env: &Env) -> Result<Settings> {
+pub fn settings(
+    home_flag: Option<&Path>,
+    env: &Env,
+    choice: Option<EmbedderChoice>,
+) -> Result<Settings> {
     let home = home_dir(home_flag, env);
     let file = load_file(&home)?;
     let mut s = Settings::new(home);
@@ -83,6 +201,7 @@ pub fn settings(home_flag: Option<&Path>, env: &Env) -> Result<Settings> {
         s.chunk.whole_file_chars = v;
     }
     s.git_token = env.git_token.clone();
+    s.embedder = embedder(&s.home, choice, &file, env)?;
     Ok(s)
 }
 
@@ -96,7 +215,7 @@ mod tests {
             ken_home: Some("/k".into()),
             xdg_data_home: Some("/x".into()),
             home: Some("/h".into()),
-            git_token: None,
+            ..Env::default()
         };
         assert_eq!(home_dir(Some(Path::new("/f")), &env), PathBuf::from("/f"));
         assert_eq!(home_dir(None, &env), PathBuf::from("/k"));
@@ -120,11 +239,11 @@ mod tests {
             "max_file_size = 10\nthreads = 3\n",
         )
         .unwrap();
-        let s = settings(Some(dir.path()), &Env::default()).unwrap();
+        let s = settings(Some(dir.path()), &Env::default(), None).unwrap();
         assert_eq!(s.max_file_bytes, 10);
         assert_eq!(s.threads, 3);
         std::fs::write(dir.path().join("config.toml"), "bogus = 1\n").unwrap();
-        let err = settings(Some(dir.path()), &Env::default()).unwrap_err();
+        let err = settings(Some(dir.path()), &Env::default(), None).unwrap_err();
         assert!(format!("{err:#}").contains("invalid config file"));
     }
 }

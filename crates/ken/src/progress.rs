@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ken_engine::index::Progress;
+use ken_engine::semantic::EmbedProgress;
 
 pub struct Bar {
     bar: Option<ProgressBar>,
@@ -49,6 +50,37 @@ impl Progress for Bar {
     }
 
     fn end(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl EmbedProgress for Bar {
+    fn embed_begin(&self, todo: u64, cached: u64) {
+        if let Some(b) = &self.bar {
+            b.reset();
+            b.set_length(todo);
+            b.set_position(0);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} chunks embedded · {per_sec} · ETA {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            if cached > 0 {
+                b.println(format!("  {cached} chunks already embedded (cache)"));
+            }
+        }
+    }
+
+    fn embed_advance(&self, done: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        }
+    }
+
+    fn embed_end(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }

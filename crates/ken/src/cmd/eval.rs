@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 use ken_engine::EngineError;
 use ken_engine::Settings;
 use ken_engine::eval::{EvalMode, EvalOptions, eval};
+use ken_engine::search::Mode;
 use serde_json::json;
 
 use crate::cli::{EvalArgs, EvalModeArg};
@@ -28,7 +29,9 @@ pub fn run(mut settings: Settings, a: EvalArgs, out: &Output, quiet: bool) -> Re
         repos,
         at_parent: a.at_parent,
         mode: match a.mode {
-            EvalModeArg::Engine => EvalMode::Engine,
+            EvalModeArg::Hybrid => EvalMode::Search(Mode::Hybrid),
+            EvalModeArg::Lexical => EvalMode::Search(Mode::Lexical),
+            EvalModeArg::Semantic => EvalMode::Search(Mode::Semantic),
             EvalModeArg::Baseline => EvalMode::Baseline,
         },
         per_query: a.per_query,
@@ -62,6 +65,7 @@ fn apply_param(settings: &mut Settings, kv: &str) -> Result<()> {
         "w_file" => r.w_file = v,
         "w_symbol" => r.w_symbol = v,
         "w_partial" => r.w_partial = v,
+        "w_dense" => r.w_dense = v,
         "w_weak" => r.w_weak = v,
         "candidates" => r.candidates = v as usize,
         "max_pinned" => r.max_pinned = v as usize,

@@ -18,6 +18,7 @@ pub fn run(mut settings: Settings, a: IndexArgs, out: &Output, quiet: bool) -> R
         source: a.source,
         rev: a.rev,
         name: a.name,
+        no_embed: a.no_embed,
     };
     let bar = Bar::new(!quiet && !out.json);
     let report = index(&settings, &req, &bar)?;
@@ -75,6 +76,17 @@ fn print_summary(r: &IndexReport, out: &Output) {
             })
             .collect();
         println!("  skipped: {}", parts.join(", "));
+    }
+    match &r.embed {
+        Some(e) if e.embedded > 0 => println!(
+            "  embedded {} chunks with {} in {:.1}s ({} cached) · {} in the vector index",
+            e.embedded, e.model, e.seconds, e.cached, e.indexed
+        ),
+        Some(e) => println!(
+            "  embeddings up to date ({} chunks, {})",
+            e.indexed, e.model
+        ),
+        None => {}
     }
     for w in &r.warnings {
         println!("  {} {w}", out.yellow("note:"));

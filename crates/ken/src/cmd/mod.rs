@@ -1,7 +1,9 @@
 //! One module per command; each returns the process exit code.
 
+mod embed;
 mod eval;
 mod index;
+mod model;
 mod search;
 mod status;
 
@@ -14,13 +16,20 @@ use crate::output::Output;
 
 pub fn run(cli: Cli, out: &Output) -> Result<i32> {
     let env = config::Env::read();
-    let settings = config::settings(cli.global.home.as_deref(), &env)?;
+    // `ken model` must work when no model is installed yet
+    let choice = match cli.command {
+        Command::Model(_) => Some(crate::cli::EmbedderChoice::Off),
+        _ => cli.global.embedder,
+    };
+    let settings = config::settings(cli.global.home.as_deref(), &env, choice)?;
     let quiet = cli.global.quiet;
     match cli.command {
         Command::Index(a) => index::run(settings, a, out, quiet),
         Command::Search(a) => search::run(settings, a, out),
         Command::Eval(a) => eval::run(settings, a, out, quiet),
         Command::Status(a) => status::run(settings, a, out),
+        Command::Embed(a) => embed::run(settings, a, out),
+        Command::Model(m) => model::run(settings, &env, m, out),
     }
 }
 

@@ -36,6 +36,11 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
             path_globs: a.paths,
         },
         files: a.files,
+        mode: match a.mode {
+            crate::cli::SearchMode::Hybrid => ken_engine::search::Mode::Hybrid,
+            crate::cli::SearchMode::Lexical => ken_engine::search::Mode::Lexical,
+            crate::cli::SearchMode::Semantic => ken_engine::search::Mode::Semantic,
+        },
     };
     let resp = search(&settings, &req)?;
     if out.json {

@@ -1,0 +1,113 @@
+//! Inputs shared by the examples: realistic code chunks from a git repository.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Default location of the flask mirror used by the benchmarks.
+pub const FLASK_GIT_DIR: &str = "/work/.mirror/pallets+flask/repo";
+
+/// One chunk: file, name of the definition it starts with, text.
+#[derive(Clone, Debug)]
+pub struct Chunk {
+    pub path: String,
+    pub name: String,
+    pub text: String,
+}
+
+fn git(git_dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg(format!("--git-dir={}", git_dir.display()))
+        .args(args)
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Cuts every `src/**/*.py` file of the repository's HEAD into definition-sized
+/// chunks: a new chunk starts at each `def`/`class` at indentation 0 or 4
+/// (decorators and comments above it included), chunks are capped at 3000
+/// characters, whitespace-only pieces are dropped. A rough stand-in for the
+/// syntax-aware chunker, with the same spread of lengths.
+pub fn python_chunks(git_dir: &Path) -> Vec<Chunk> {
+    let files = git(git_dir, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    let mut chunks = Vec::new();
+    for path in files
+        .lines()
+        .filter(|p| p.starts_with("src/") && p.ends_with(".py"))
+    {
+        let text = git(git_dir, &["show", &format!("HEAD:{path}")]);
+        let lines: Vec<&str> = text.lines().collect();
+        let mut starts = vec![0usize];
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            let indent = l.len() - t.len();
+            if indent <= 4
+                && (t.starts_with("def ") || t.starts_with("class ") || t.starts_with("async def "))
+            {
+                // Pull decorators and comments directly above into the chunk.
+                let mut s = i;
+                while s > 0 {
+                    let p = lines[s - 1].trim_start();
+                    if p.starts_with('@') || p.starts_with('#') {
+                        s -= 1;
+                    } else {
+                        break;
+                    }
+                }
+                if s > *starts.last().unwrap() {
+                    starts.push(s);
+                }
+            }
+        }
+        starts.push(lines.len());
+        for w in starts.windows(2) {
+            let body = lines[w[0]..w[1]].join("\n");
+            if body.trim().is_empty() {
+                continue;
+            }
+            let name = lines[w[0]..w[1]]
+                .iter()
+                .map(|l| l.trim_start())
+                .find_map(|l| {
+                    let rest = l
+                        .strip_prefix("async def ")
+                        .or_else(|| l.strip_prefix("def "))
+                        .or_else(|| l.strip_prefix("class "))?;
+                    Some(
+                        rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .next()?
+                            .to_string(),
+                    )
+                })
+                .unwrap_or_else(|| "<module>".into());
+            let mut text: String = body.chars().take(3000).collect();
+            text.insert_str(0, &format!("# {path}\n"));
+            chunks.push(Chunk {
+                path: path.to_string(),
+                name,
+                text,
+            });
+        }
+    }
+    chunks
+}
+
+/// The model directory: first argument `--model DIR`, else the usual places.
+pub fn model_dir(args: &[String]) -> PathBuf {
+    if let Some(i) = args.iter().position(|a| a == "--model") {
+        return PathBuf::from(&args[i + 1]);
+    }
+    ken_embed::find_model(&ken_embed::default_model_dirs()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .map(|i| args[i + 1].clone())
+}
