@@ -17,6 +17,7 @@ use ken_source::{Entry, GitRepo, ListOptions, Listing, SkipReason};
 use ken_store::{Batch, EmbeddedStore, FileContent, FileUpdate, IndexState, Store};
 use serde::Serialize;
 
+use crate::graph::{self, GraphReport};
 use crate::semantic::{self, EmbedProgress, EmbedReport, EmbedderSpec};
 use crate::{EngineError, Result, Settings, home};
 
@@ -57,6 +58,8 @@ pub struct IndexReport {
     pub warnings: Vec<String>,
     /// What the embedding step did (None when embeddings are off or skipped).
     pub embed: Option<EmbedReport>,
+    /// What the graph update did.
+    pub graph: Option<GraphReport>,
     pub elapsed_ms: u64,
 }
 
@@ -195,6 +198,7 @@ pub fn index(
         ..Default::default()
     };
     let previous = store.state()?;
+    let seq_before = store.batch_seq()?;
     if !target.worktree
         && previous.commit == report.commit
         && !previous.worktree
@@ -202,6 +206,13 @@ pub fn index(
     {
         report.up_to_date = true;
         fill_counts(&store, &mut report, &Listing::default())?;
+        report.graph = Some(graph::update_graph(
+            &mut store,
+            &[],
+            &[],
+            seq_before,
+            seq_before,
+        )?);
         report.embed = embed(settings, req, &mut store, progress)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
@@ -264,10 +275,11 @@ pub fn index(
 
     let total_bytes: u64 = todo.iter().map(|e| e.size).sum();
     progress.begin(todo.len() as u64, total_bytes);
+    let changed: Vec<String> = todo.iter().map(|e| e.path.clone()).collect();
     if !deletes.is_empty() {
         store.write_batch(Batch {
             upserts: Vec::new(),
-            deletes,
+            deletes: deletes.clone(),
         })?;
     }
     process(
@@ -289,6 +301,10 @@ pub fn index(
         indexed_at: Some(now()),
         pending: None,
     })?;
+    let seq_after = store.batch_seq()?;
+    report.graph = Some(graph::update_graph(
+        &mut store, &changed, &deletes, seq_before, seq_after,
+    )?);
     store.finish()?;
     fill_counts(&store, &mut report, &listing)?;
     if listing.entries.is_empty() && listing.skipped.is_empty() {

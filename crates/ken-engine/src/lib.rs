@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod eval;
+pub mod graph;
 pub mod home;
 pub mod index;
 pub mod query;

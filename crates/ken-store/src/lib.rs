@@ -49,6 +49,26 @@ pub trait Store {
     /// Every chunk, in id order (for embedding and rebuilding derived indexes).
     fn all_chunks(&self) -> Result<Vec<StoredChunk>>;
 
+    /// Definitions and references of the given files (all files when None).
+    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>>;
+    /// Replace the edges written in `paths` (every edge when None).
+    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_graph::Edge]) -> Result<()>;
+    /// Every resolved edge.
+    fn edges(&self) -> Result<Vec<ken_graph::Edge>>;
+    /// Replace the PageRank of definitions and files.
+    fn set_ranks(
+        &mut self,
+        defs: &[(ken_graph::DefKey, f32)],
+        files: &[(String, f32)],
+    ) -> Result<()>;
+    /// PageRank of every file (normalised so the mean is 1).
+    fn file_ranks(&self) -> Result<std::collections::HashMap<String, f32>>;
+    /// PageRank of a file's definitions: (qualname, nth, rank).
+    fn def_ranks(&self, path: &str) -> Result<Vec<(String, u32, f32)>>;
+    /// The saved symbol index and the batch sequence it reflects.
+    fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>>;
+    fn save_graph_index(&mut self, seq: u64, index: &ken_graph::SymbolIndex) -> Result<()>;
+
     /// Which of `keys` (hashes of embedded texts) already have a vector for `model`.
     fn vector_keys_present(
         &self,

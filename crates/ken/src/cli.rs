@@ -74,11 +74,36 @@ pub enum Command {
     Eval(EvalArgs),
     /// What is indexed, at which commit, and how much is embedded.
     Status(StatusArgs),
+    /// Who calls a symbol (direct callers).
+    Callers(StructureArgs),
+    /// What a symbol calls.
+    Callees(StructureArgs),
+    /// What breaks if a symbol changes or is deleted: everything that
+    /// depends on it, transitively, with the chain of references that links it.
+    Impact(ImpactArgs),
     /// Print the embeddings of texts (for debugging and scripts).
     Embed(EmbedArgs),
     /// Install or distil embedding models.
     #[command(subcommand)]
     Model(ModelCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct StructureArgs {
+    /// A symbol: `name`, `Class.method`, or `path:name` to pick one of several.
+    pub symbol: String,
+    /// The repository (default: the only one indexed).
+    #[arg(long)]
+    pub repo: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImpactArgs {
+    #[command(flatten)]
+    pub target: StructureArgs,
+    /// How many references away to follow.
+    #[arg(long, default_value_t = 5)]
+    pub depth: u32,
 }
 
 #[derive(Debug, Args)]

@@ -336,10 +336,12 @@ impl Store for EmbeddedStore {
         {
             let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
             let mut del_symbols = tx.prepare_cached("DELETE FROM symbols WHERE path = ?1")?;
+            let mut del_facts = tx.prepare_cached("DELETE FROM facts WHERE path = ?1")?;
             let mut del_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
             for p in &paths {
                 del_chunks.execute([p])?;
                 del_symbols.execute([p])?;
+                del_facts.execute([p])?;
                 del_file.execute([p])?;
             }
             let mut ins_file = tx.prepare_cached(
@@ -352,6 +354,8 @@ impl Store for EmbeddedStore {
                  start_line, end_line, start_byte, end_byte, trivial, cell, content_hash, text)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?;
+            let mut ins_facts =
+                tx.prepare_cached("INSERT INTO facts(path, json) VALUES (?1, ?2)")?;
             let mut ins_symbol = tx.prepare_cached(
                 "INSERT INTO symbols(name, folded, qualname, qual_folded, kind, path, start_line, end_line, chunk_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -397,6 +401,17 @@ impl Store for EmbeddedStore {
                         ken_core::content_hash(c.text.as_bytes()),
                         stored_text,
                     ])?;
+                }
+                if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
+                    let facts = ken_graph::FileFacts::new(
+                        u.path.clone(),
+                        u.language,
+                        syntax.definitions.clone(),
+                        syntax.references.clone(),
+                    );
+                    let json = serde_json::to_string(&facts)
+                        .map_err(|e| StoreError::Other(e.to_string()))?;
+                    ins_facts.execute(params![u.path, json])?;
                 }
                 let mut seen = HashSet::new();
                 for d in &syntax.definitions {
@@ -475,6 +490,68 @@ impl Store for EmbeddedStore {
 
     fn all_chunks(&self) -> Result<Vec<StoredChunk>> {
         sql::all_chunks(&self.conn)
+    }
+
+    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
+        sql::graph_facts(&self.conn, paths)
+    }
+
+    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_graph::Edge]) -> Result<()> {
+        self.writing()?;
+        sql::replace_edges(&mut self.conn, paths, edges)
+    }
+
+    fn edges(&self) -> Result<Vec<ken_graph::Edge>> {
+        sql::edges(&self.conn)
+    }
+
+    fn set_ranks(
+        &mut self,
+        defs: &[(ken_graph::DefKey, f32)],
+        files: &[(String, f32)],
+    ) -> Result<()> {
+        self.writing()?;
+        sql::set_ranks(&mut self.conn, defs, files)
+    }
+
+    fn file_ranks(&self) -> Result<HashMap<String, f32>> {
+        sql::file_ranks(&self.conn)
+    }
+
+    fn def_ranks(&self, path: &str) -> Result<Vec<(String, u32, f32)>> {
+        sql::def_ranks(&self.conn, path)
+    }
+
+    fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>> {
+        let path = self.dir.join("graph.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(None);
+        };
+        #[derive(serde::Deserialize)]
+        struct Saved {
+            seq: u64,
+            index: ken_graph::SymbolIndex,
+        }
+        // An unreadable file is as good as none: the graph is rebuilt.
+        Ok(serde_json::from_str::<Saved>(&text)
+            .ok()
+            .map(|s| (s.seq, s.index)))
+    }
+
+    fn save_graph_index(&mut self, seq: u64, index: &ken_graph::SymbolIndex) -> Result<()> {
+        self.writing()?;
+        #[derive(serde::Serialize)]
+        struct Saved<'a> {
+            seq: u64,
+            index: &'a ken_graph::SymbolIndex,
+        }
+        let json = serde_json::to_string(&Saved { seq, index })
+            .map_err(|e| StoreError::Other(e.to_string()))?;
+        let path = self.dir.join("graph.json");
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, json)?;
+        std::fs::rename(tmp, path)?;
+        Ok(())
     }
 
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {

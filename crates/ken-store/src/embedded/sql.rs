@@ -58,6 +58,18 @@ CREATE INDEX IF NOT EXISTS symbols_folded ON symbols(folded);
 CREATE INDEX IF NOT EXISTS symbols_qual_folded ON symbols(qual_folded);
 CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
 CREATE TABLE IF NOT EXISTS journal (path TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS facts (path TEXT PRIMARY KEY, json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS edges (
+    src_path TEXT NOT NULL, src_q TEXT NOT NULL, src_nth INTEGER NOT NULL,
+    dst_path TEXT NOT NULL, dst_q TEXT NOT NULL, dst_nth INTEGER NOT NULL,
+    kind TEXT NOT NULL, line INTEGER NOT NULL, rule TEXT NOT NULL, confidence REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS edges_src ON edges(src_path);
+CREATE TABLE IF NOT EXISTS def_rank (
+    path TEXT NOT NULL, qualname TEXT NOT NULL, nth INTEGER NOT NULL, rank REAL NOT NULL,
+    PRIMARY KEY (path, qualname, nth)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_rank (path TEXT PRIMARY KEY, rank REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -398,4 +410,152 @@ mod tests {
         assert_eq!(fold("ParseConfig"), "parseconfig");
         assert_eq!(fold("Flask.do_teardown"), "flask.doteardown");
     }
+}
+
+// ---- the code graph ----
+
+pub(crate) fn graph_facts(
+    conn: &Connection,
+    paths: Option<&[String]>,
+) -> Result<Vec<ken_graph::FileFacts>> {
+    let parse = |json: String| {
+        serde_json::from_str::<ken_graph::FileFacts>(&json)
+            .map_err(|e| StoreError::Other(e.to_string()))
+    };
+    let mut out = Vec::new();
+    match paths {
+        None => {
+            let mut stmt = conn.prepare("SELECT json FROM facts ORDER BY path")?;
+            let rows: Vec<String> = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<std::result::Result<_, _>>()?;
+            for j in rows {
+                out.push(parse(j)?);
+            }
+        }
+        Some(paths) => {
+            let mut stmt = conn.prepare_cached("SELECT json FROM facts WHERE path = ?1")?;
+            for p in paths {
+                if let Some(j) = stmt.query_row([p], |r| r.get::<_, String>(0)).optional()? {
+                    out.push(parse(j)?);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn kind_of(s: &str) -> ken_core::RefKind {
+    match s {
+        "import" => ken_core::RefKind::Import,
+        "inherit" => ken_core::RefKind::Inherit,
+        "type" => ken_core::RefKind::Type,
+        _ => ken_core::RefKind::Call,
+    }
+}
+
+fn rule_of(s: &str) -> ken_graph::Rule {
+    ken_graph::Rule::ALL
+        .into_iter()
+        .find(|r| r.name() == s)
+        .unwrap_or(ken_graph::Rule::UniqueGlobal)
+}
+
+/// Replace the edges written in `paths` (all edges when `paths` is None).
+pub(crate) fn replace_edges(
+    conn: &mut Connection,
+    paths: Option<&[String]>,
+    edges: &[ken_graph::Edge],
+) -> Result<()> {
+    let tx = conn.transaction()?;
+    {
+        match paths {
+            None => {
+                tx.execute("DELETE FROM edges", [])?;
+            }
+            Some(paths) => {
+                let mut del = tx.prepare_cached("DELETE FROM edges WHERE src_path = ?1")?;
+                for p in paths {
+                    del.execute([p])?;
+                }
+            }
+        }
+        let mut ins = tx.prepare_cached(
+            "INSERT INTO edges(src_path, src_q, src_nth, dst_path, dst_q, dst_nth, kind, line, rule, confidence)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?;
+        for e in edges {
+            ins.execute(params![
+                e.from.path,
+                e.from.qualname,
+                e.from.nth,
+                e.to.path,
+                e.to.qualname,
+                e.to.nth,
+                e.kind.name(),
+                e.line,
+                e.rule.name(),
+                e.confidence
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
+    let mut stmt = conn.prepare(
+        "SELECT src_path, src_q, src_nth, dst_path, dst_q, dst_nth, kind, line, rule, confidence FROM edges",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let src_path: String = r.get(0)?;
+        Ok(ken_graph::Edge {
+            from: ken_graph::DefKey::new(src_path.clone(), r.get::<_, String>(1)?, r.get(2)?),
+            to: ken_graph::DefKey::new(r.get::<_, String>(3)?, r.get::<_, String>(4)?, r.get(5)?),
+            kind: kind_of(&r.get::<_, String>(6)?),
+            path: src_path,
+            line: r.get(7)?,
+            rule: rule_of(&r.get::<_, String>(8)?),
+            confidence: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub(crate) fn set_ranks(
+    conn: &mut Connection,
+    defs: &[(ken_graph::DefKey, f32)],
+    files: &[(String, f32)],
+) -> Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute("DELETE FROM def_rank", [])?;
+    tx.execute("DELETE FROM file_rank", [])?;
+    {
+        let mut d = tx.prepare_cached(
+            "INSERT OR REPLACE INTO def_rank(path, qualname, nth, rank) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (k, r) in defs {
+            d.execute(params![k.path, k.qualname, k.nth, r])?;
+        }
+        let mut f =
+            tx.prepare_cached("INSERT OR REPLACE INTO file_rank(path, rank) VALUES (?1, ?2)")?;
+        for (p, r) in files {
+            f.execute(params![p, r])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn file_ranks(conn: &Connection) -> Result<HashMap<String, f32>> {
+    let mut stmt = conn.prepare("SELECT path, rank FROM file_rank")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f32>(1)?)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub(crate) fn def_ranks(conn: &Connection, path: &str) -> Result<Vec<(String, u32, f32)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT qualname, nth, rank FROM def_rank WHERE path = ?1")?;
+    let rows = stmt.query_map([path], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }

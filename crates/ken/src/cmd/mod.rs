@@ -6,9 +6,11 @@ mod index;
 mod model;
 mod search;
 mod status;
+mod structure;
 
 use anyhow::Result;
 use ken_engine::EngineError;
+use ken_engine::graph::Walk;
 
 use crate::cli::{Cli, Command};
 use crate::config;
@@ -28,6 +30,11 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
         Command::Search(a) => search::run(settings, a, out),
         Command::Eval(a) => eval::run(settings, a, out, quiet),
         Command::Status(a) => status::run(settings, a, out),
+        Command::Callers(a) => structure::run(settings, a, Walk::Callers, out),
+        Command::Callees(a) => structure::run(settings, a, Walk::Callees, out),
+        Command::Impact(a) => {
+            structure::run(settings, a.target, Walk::Impact { max_depth: a.depth }, out)
+        }
         Command::Embed(a) => embed::run(settings, a, out),
         Command::Model(m) => model::run(settings, &env, m, out),
     }

@@ -76,7 +76,10 @@ impl Ken {
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_ken"));
         c.arg("--home").arg(self.home.path());
-        c.env_remove("KEN_HOME").env("NO_COLOR", "1");
+        // Embeddings are off unless a test asks for them (`cmd_embedding`).
+        c.env_remove("KEN_HOME")
+            .env("NO_COLOR", "1")
+            .env("KEN_EMBEDDER", "off");
         c
     }
 

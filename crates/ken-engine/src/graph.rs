@@ -1,0 +1,234 @@
+//! The code graph in the index: references resolved to definitions after
+//! each run (only for the files the run touched and the files that mention
+//! names they define), PageRank as a static prior, and the structure
+//! queries (`callers`, `callees`, `impact`).
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+use ken_graph::{CodeGraph, DefKey, FileGraph, NodeId, RankOptions, Reached, SymbolIndex};
+use ken_store::Store;
+use serde::Serialize;
+
+use crate::Result;
+
+/// What a graph update did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GraphReport {
+    /// Everything was resolved again (no usable saved state).
+    pub full: bool,
+    /// Files whose references were resolved by this update.
+    pub files_resolved: usize,
+    pub edges: usize,
+    pub nodes: usize,
+    pub seconds: f64,
+}
+
+/// Bring the graph up to date after a run that changed `changed` and
+/// removed `removed` (paths). `seq_before` is the store's batch sequence
+/// before the run: the saved symbol index is used only if it matches it.
+pub fn update_graph(
+    store: &mut dyn Store,
+    changed: &[String],
+    removed: &[String],
+    seq_before: u64,
+    seq_after: u64,
+) -> Result<GraphReport> {
+    let started = Instant::now();
+    let mut report = GraphReport::default();
+    let saved = store.graph_index()?.filter(|(seq, _)| *seq == seq_before);
+    let index = match saved {
+        Some((_, index)) if seq_before == seq_after => {
+            // nothing changed since the graph was saved
+            report.nodes = index.def_count();
+            index
+        }
+        Some((_, mut index)) => {
+            let facts = store.graph_facts(Some(changed))?;
+            // files that now have no facts (deleted, emptied, skipped) leave the index too
+            let with_facts: BTreeSet<&str> = facts.iter().map(|f| f.path.as_str()).collect();
+            let gone: Vec<&str> = removed
+                .iter()
+                .chain(changed)
+                .map(String::as_str)
+                .filter(|p| !with_facts.contains(p))
+                .collect();
+            let upd = index.update(&facts, &gone);
+            let redo = store.graph_facts(Some(&upd.reresolve))?;
+            let mut edges = Vec::new();
+            for f in &redo {
+                edges.extend(ken_graph::resolve_file(f, &index));
+            }
+            let mut touched: Vec<String> = upd.reresolve.clone();
+            touched.extend(gone.iter().map(|p| p.to_string()));
+            store.replace_edges(Some(&touched), &edges)?;
+            report.files_resolved = redo.len();
+            index
+        }
+        None => {
+            let facts = store.graph_facts(None)?;
+            let index = SymbolIndex::build(facts.iter());
+            let res = ken_graph::resolve_all(&facts, &index);
+            store.replace_edges(None, &res.edges)?;
+            report.full = true;
+            report.files_resolved = facts.len();
+            index
+        }
+    };
+    if seq_before != seq_after || report.full {
+        let edges = store.edges()?;
+        let graph = CodeGraph::from_index(&index, &edges);
+        let ranks = graph.pagerank(&RankOptions::default());
+        let n = graph.node_count().max(1) as f64;
+        let defs: Vec<(DefKey, f32)> = (0..graph.node_count())
+            .map(|i| (graph.key(i as NodeId).clone(), (ranks.scores[i] * n) as f32))
+            .collect();
+        let files_list: Vec<&str> = index.files().iter().map(|f| f.path.as_str()).collect();
+        let fg = FileGraph::build(files_list.iter().copied(), &edges);
+        let franks = fg.pagerank(&RankOptions::default());
+        let fnum = fg.files.len().max(1) as f64;
+        let files: Vec<(String, f32)> = fg
+            .files
+            .iter()
+            .zip(&franks.scores)
+            .map(|(p, r)| (p.clone(), (r * fnum) as f32))
+            .collect();
+        store.set_ranks(&defs, &files)?;
+        report.edges = edges.len();
+        report.nodes = graph.node_count();
+        store.save_graph_index(seq_after, &index)?;
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// A definition as the structure commands show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DefRef {
+    pub path: String,
+    pub symbol: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// One step of a chain: `from` uses `to` at `path:line`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub from: String,
+    pub to: String,
+    pub kind: String,
+    pub path: String,
+    pub line: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Related {
+    pub path: String,
+    pub symbol: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub depth: u32,
+    pub via: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StructureResult {
+    pub symbol: String,
+    /// Definitions the name matched (more than one: ambiguous, all are used
+    /// unless a path narrows it down).
+    pub candidates: Vec<DefRef>,
+    pub results: Vec<Related>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    Callers,
+    Callees,
+    Impact { max_depth: u32 },
+}
+
+/// Callers, callees or impact of the definitions named `symbol`
+/// (`name`, `Class.method`, or `path:name` to pick one).
+pub fn structure(store: &dyn Store, symbol: &str, walk: Walk) -> Result<StructureResult> {
+    let (path_filter, name) = match symbol.rsplit_once(':') {
+        Some((p, n)) if !p.is_empty() && !p.ends_with(':') && !n.is_empty() => (Some(p), n),
+        _ => (None, symbol),
+    };
+    let name = name.replace("::", ".");
+    let facts = store.graph_facts(None)?;
+    let index = SymbolIndex::build(facts.iter());
+    let edges = store.edges()?;
+    let graph = CodeGraph::from_index(&index, &edges);
+    let mut candidates = index.lookup(&name);
+    if let Some(p) = path_filter {
+        candidates.retain(|c| c.key.path == p || c.key.path.ends_with(&format!("/{p}")));
+    }
+    let lines: HashMap<DefKey, (u32, u32)> = candidates
+        .iter()
+        .map(|c| (c.key.clone(), (c.start_line, c.end_line)))
+        .collect();
+    let starts: Vec<NodeId> = candidates.iter().filter_map(|c| graph.id(&c.key)).collect();
+    let reached: Vec<Reached> = match walk {
+        Walk::Callers => starts.iter().flat_map(|&s| graph.callers(s, 1)).collect(),
+        Walk::Callees => starts.iter().flat_map(|&s| graph.callees(s)).collect(),
+        Walk::Impact { max_depth } => graph.impact_of(&starts, ken_graph::Kinds::ALL, max_depth),
+    };
+    let def_lines = |key: &DefKey| -> (u32, u32) {
+        if let Some(l) = lines.get(key) {
+            return *l;
+        }
+        index
+            .find(key)
+            .map(|id| {
+                let d = index.def(id);
+                (d.start_line, d.end_line)
+            })
+            .unwrap_or((1, 1))
+    };
+    let mut results: Vec<Related> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for r in reached {
+        let key = graph.key(r.node).clone();
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        let (start_line, end_line) = def_lines(&key);
+        let via = r
+            .via
+            .iter()
+            .map(|&e| {
+                let ge = graph.edge(e);
+                Step {
+                    from: graph.key(ge.from).to_string(),
+                    to: graph.key(ge.to).to_string(),
+                    kind: ge.kind.name().to_string(),
+                    path: graph.key(ge.from).path.clone(),
+                    line: ge.line,
+                }
+            })
+            .collect();
+        results.push(Related {
+            path: key.path.clone(),
+            symbol: key.qualname.clone(),
+            start_line,
+            end_line,
+            depth: r.depth,
+            via,
+        });
+    }
+    Ok(StructureResult {
+        symbol: symbol.to_string(),
+        candidates: candidates
+            .iter()
+            .map(|c| DefRef {
+                path: c.key.path.clone(),
+                symbol: c.key.qualname.clone(),
+                kind: c.kind.name().to_string(),
+                start_line: c.start_line,
+                end_line: c.end_line,
+            })
+            .collect(),
+        results,
+    })
+}

@@ -1,0 +1,143 @@
+//! `ken callers` / `ken callees` / `ken impact` on a fixture whose call
+//! graph is written out by hand, and the graph kept up to date incrementally.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn project() -> Repo {
+    let r = Repo::new();
+    r.write(
+        "shop/db.py",
+        "class Database:\n    def connect(self):\n        return self\n\n    def query(self, sql):\n        conn = self.connect()\n        return conn\n",
+    );
+    r.write(
+        "shop/orders.py",
+        "from shop.db import Database\n\n\ndef load_orders():\n    db = Database()\n    return db.query('select * from orders')\n\n\ndef order_total(order):\n    return sum(order)\n",
+    );
+    r.write(
+        "shop/report.py",
+        "from shop.orders import load_orders, order_total\n\n\ndef monthly_report():\n    orders = load_orders()\n    return [order_total(o) for o in orders]\n\n\ndef print_report():\n    print(monthly_report())\n",
+    );
+    r.commit("shop");
+    r
+}
+
+fn symbols(v: &Value) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["symbol"].as_str().unwrap().to_string(),
+                r["depth"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn callers_callees_impact_by_hand() {
+    let r = project();
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+
+    let v = ken.json(&["callers", "--json", "load_orders"]);
+    assert_eq!(v["symbol"], "load_orders");
+    assert_eq!(v["candidates"].as_array().unwrap().len(), 1);
+    assert_eq!(symbols(&v), [("monthly_report".to_string(), 1)]);
+
+    let v = ken.json(&["callees", "--json", "monthly_report"]);
+    assert_eq!(
+        symbols(&v),
+        [
+            ("load_orders".to_string(), 1),
+            ("order_total".to_string(), 1)
+        ]
+    );
+
+    // Database.query is called by load_orders ← monthly_report ← print_report
+    let v = ken.json(&["impact", "--json", "Database.query"]);
+    let s = symbols(&v);
+    assert!(s.contains(&("load_orders".to_string(), 1)), "{s:?}");
+    assert!(s.contains(&("monthly_report".to_string(), 2)), "{s:?}");
+    assert!(s.contains(&("print_report".to_string(), 3)), "{s:?}");
+    let deepest = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["symbol"] == "print_report")
+        .unwrap();
+    assert_eq!(deepest["path"], "shop/report.py");
+    assert_eq!(deepest["start_line"], 9);
+    assert_eq!(deepest["via"].as_array().unwrap().len(), 3, "{deepest}");
+
+    // impact is bounded by --depth
+    let v = ken.json(&["impact", "--json", "Database.query", "--depth", "1"]);
+    assert!(symbols(&v).iter().all(|(_, d)| *d == 1));
+
+    // unknown names: no candidates, no error
+    let v = ken.json(&["callers", "--json", "no_such_function"]);
+    assert!(v["candidates"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn ambiguous_names_list_candidates() {
+    let r = project();
+    r.write("shop/legacy.py", "def load_orders():\n    return []\n");
+    r.commit("a second load_orders");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let v = ken.json(&["callers", "--json", "load_orders"]);
+    let paths: Vec<&str> = v["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{v}");
+    assert!(paths.contains(&"shop/orders.py") && paths.contains(&"shop/legacy.py"));
+    let v = ken.json(&["callers", "--json", "shop/legacy.py:load_orders"]);
+    assert_eq!(v["candidates"].as_array().unwrap().len(), 1);
+    assert!(
+        v["results"].as_array().unwrap().is_empty(),
+        "nobody calls the legacy one: {v}"
+    );
+}
+
+#[test]
+fn graph_follows_commits_incrementally() {
+    let r = project();
+    let ken = Ken::new();
+    let p = r.path().to_str().unwrap();
+    let first = ken.index(&[p, "--rev", "HEAD", "--name", "shop"]);
+    assert_eq!(first["graph"]["full"], true);
+    // a new caller in a new file; an old caller deleted
+    r.write(
+        "shop/audit.py",
+        "from shop.orders import load_orders\n\n\ndef audit():\n    return load_orders()\n",
+    );
+    r.write(
+        "shop/report.py",
+        "from shop.orders import order_total\n\n\ndef monthly_report(orders):\n    return [order_total(o) for o in orders]\n",
+    );
+    r.commit("audit replaces the report's loading");
+    let rep = ken.index(&[p, "--rev", "HEAD", "--name", "shop"]);
+    assert_eq!(rep["graph"]["full"], false, "{rep}");
+    let v = ken.json(&["callers", "--json", "load_orders"]);
+    assert_eq!(symbols(&v), [("audit".to_string(), 1)]);
+    // the same answer as a fresh index
+    let fresh = Ken::new();
+    fresh.index(&[p, "--rev", "HEAD", "--name", "shop"]);
+    for sym in ["load_orders", "order_total", "Database.query"] {
+        assert_eq!(
+            symbols(&ken.json(&["impact", "--json", sym])),
+            symbols(&fresh.json(&["impact", "--json", sym])),
+            "{sym}"
+        );
+    }
+}
