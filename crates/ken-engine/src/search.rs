@@ -188,18 +188,16 @@ pub fn search_store(
     // Dense retrieval.
     if let Some(e) = embedder.filter(|_| req.mode != Mode::Lexical) {
         match semantic::dense_search(store, e, &req.query, p.candidates)? {
-            Some((hits, meta)) => {
+            Some((hits, (held, chunks))) => {
                 for (i, (id, score)) in hits.iter().enumerate() {
                     let c = cands.entry(*id).or_default();
                     c.fused += rrf(p.w_dense, i + 1);
                     c.signals.set("dense", i as u32 + 1, *score);
                 }
-                if meta.rows < meta.chunks {
+                if held < chunks {
                     notes.push(format!(
-                        "semantic coverage {:.0}% ({} of {} chunks embedded): run `ken index` to finish",
-                        100.0 * meta.rows as f64 / meta.chunks.max(1) as f64,
-                        meta.rows,
-                        meta.chunks
+                        "semantic coverage {:.0}% ({held} of {chunks} chunks embedded): run `ken index` to finish",
+                        100.0 * held as f64 / chunks.max(1) as f64
                     ));
                 }
             }

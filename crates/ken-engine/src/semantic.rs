@@ -127,7 +127,8 @@ pub struct EmbedReport {
 }
 
 const BATCH: usize = 32;
-const COMMIT_EVERY: usize = 4;
+/// Batches per cache commit (each commit survives a kill).
+const COMMIT_EVERY: usize = 1;
 const REBUILD_EVERY: Duration = Duration::from_secs(300);
 
 /// Embed every chunk that has no cached vector, then rebuild the vector index.
@@ -234,17 +235,27 @@ fn rebuild_index(
 }
 
 /// Dense retrieval: the chunks nearest to the query, with cosines.
+/// Share of the current chunks that the vector index holds: (held, chunks).
+pub fn index_coverage(store: &dyn Store, index: &AnyIndex) -> Result<(usize, usize)> {
+    let ids = store.chunk_ids()?;
+    let held: std::collections::HashSet<u64> = index.ids().iter().copied().collect();
+    Ok((ids.iter().filter(|i| held.contains(i)).count(), ids.len()))
+}
+
+/// Dense retrieval: the chunks nearest to the query, with cosines, and the
+/// index's coverage of the current chunks (held, chunks).
 pub fn dense_search(
     store: &dyn Store,
     embedder: &dyn Embedder,
     query: &str,
     k: usize,
-) -> Result<Option<(Vec<(u64, f32)>, VectorMeta)>> {
-    let Some((index, meta)) = store.vector_index(embedder.id())? else {
+) -> Result<Option<(Vec<(u64, f32)>, (usize, usize))>> {
+    let Some((index, _meta)) = store.vector_index(embedder.id())? else {
         return Ok(None);
     };
+    let coverage = index_coverage(store, &index)?;
     if index.is_empty() {
-        return Ok(Some((Vec::new(), meta)));
+        return Ok(Some((Vec::new(), coverage)));
     }
     let q = embedder.embed_query(query).map_err(|e| {
         if e.is_user_error() {
@@ -258,6 +269,46 @@ pub fn dense_search(
         .map_err(|e| EngineError::Internal(e.to_string()))?;
     Ok(Some((
         hits.into_iter().map(|n| (n.id, n.score)).collect(),
-        meta,
+        coverage,
     )))
+}
+
+/// How much of the current chunks a model has vectors for.
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    pub model: String,
+    /// Current chunks with a cached vector.
+    pub embedded: usize,
+    pub chunks: usize,
+    /// Rows of the vector index searches use.
+    pub indexed: usize,
+}
+
+/// Embedding coverage of every model the store has vectors of.
+pub fn coverage(store: &dyn Store, variant: EmbedText) -> Result<Vec<Coverage>> {
+    let models = store.vector_models()?;
+    if models.is_empty() {
+        return Ok(Vec::new());
+    }
+    let chunks = store.all_chunks()?;
+    let keys: Vec<String> = chunks
+        .iter()
+        .map(|c| key(&embed_text(c, variant), variant))
+        .collect();
+    let mut out = Vec::new();
+    for model in models {
+        let present = store.vector_keys_present(&model, &keys)?;
+        let embedded = keys.iter().filter(|k| present.contains(*k)).count();
+        let indexed = store
+            .vector_index(&model)?
+            .map(|(_, m)| m.rows)
+            .unwrap_or(0);
+        out.push(Coverage {
+            model,
+            embedded,
+            chunks: chunks.len(),
+            indexed,
+        });
+    }
+    Ok(out)
 }

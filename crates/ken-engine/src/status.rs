@@ -3,6 +3,7 @@
 use ken_store::{EmbeddedStore, IndexState, Stats, Store};
 use serde::Serialize;
 
+use crate::semantic::{Coverage, coverage};
 use crate::{Result, Settings, home};
 
 #[derive(Debug, Clone, Serialize)]
@@ -14,6 +15,8 @@ pub struct RepoStatus {
     pub stats: Stats,
     /// Size of the index on disk, in bytes.
     pub index_bytes: u64,
+    /// Embedding progress per model.
+    pub embeddings: Vec<Coverage>,
 }
 
 /// The status of every indexed repository (or the named ones).
@@ -32,6 +35,7 @@ pub fn status(settings: &Settings, names: &[String]) -> Result<Vec<RepoStatus>> 
             state: store.state()?,
             stats: store.stats()?,
             index_bytes: dir_size(&dir),
+            embeddings: coverage(&store, settings.embed_text)?,
         });
     }
     Ok(out)

@@ -14,6 +14,8 @@ pub enum SourceError {
         "unknown revision `{rev}` in {repo}: check the name with `git log` (branches, tags and commit ids work)"
     )]
     UnknownRev { rev: String, repo: String },
+    #[error("{path} does not exist in commit {rev}: check the path with `git ls-tree -r {rev}`")]
+    NoSuchFile { path: String, rev: String },
     #[error(
         "the repository {0} has no commits yet: commit something first, or index its working tree without --rev"
     )]
@@ -38,6 +40,7 @@ impl SourceError {
             SourceError::NoSuchPath(_)
                 | SourceError::NotARepository(_)
                 | SourceError::UnknownRev { .. }
+                | SourceError::NoSuchFile { .. }
                 | SourceError::EmptyRepository(_)
                 | SourceError::Clone { .. }
         )

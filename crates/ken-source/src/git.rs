@@ -62,7 +62,7 @@ impl GitRepo {
         self.workdir.as_deref()
     }
 
-    fn local(&self) -> gix::Repository {
+    pub(crate) fn local(&self) -> gix::Repository {
         let mut r = self.repo.to_thread_local();
         // Blob reads of a whole tree: a larger object cache pays off.
         r.object_cache_size_if_unset(16 * 1024 * 1024);
@@ -88,6 +88,25 @@ impl GitRepo {
             .peel_to_commit()
             .map_err(|_| unknown())?;
         commit_info(&commit)
+    }
+
+    /// The id of the commit `rev` names (peeling tags), or `UnknownRev`.
+    pub(crate) fn commit_id(
+        &self,
+        repo: &gix::Repository,
+        rev: &str,
+    ) -> Result<gix::ObjectId, SourceError> {
+        let unknown = || SourceError::UnknownRev {
+            rev: rev.to_string(),
+            repo: self.git_dir.display().to_string(),
+        };
+        let id = repo.rev_parse_single(rev).map_err(|_| unknown())?;
+        let commit = id
+            .object()
+            .map_err(|_| unknown())?
+            .peel_to_commit()
+            .map_err(|_| unknown())?;
+        Ok(commit.id)
     }
 
     /// The commit HEAD points at, or `None` in a repository with no commits.

@@ -1,22 +1,30 @@
 //! Where code comes from: git commits (read straight from the object
 //! database, bare or not), working trees (uncommitted edits included), and
 //! clones of remote URLs. Also the file filters that decide what is worth
-//! indexing, each skip with its reason.
+//! indexing, each skip with its reason; and the people layer: who last
+//! changed each line (`blame`), the history with changed files (`log`), and
+//! who is who across names, emails and handles (`identity`).
 //!
 //! This crate reads; it never writes to a repository it did not create.
 
+mod blame;
 mod clone;
 mod error;
 pub mod filter;
 mod git;
+pub mod identity;
 mod ignore_rules;
+mod log;
 mod worktree;
 
+pub use blame::{BlameMethod, BlameOptions, BlameRange, FallbackReason, FileBlame};
 pub use clone::{clone_or_fetch, is_url, redact, repo_name_from_url};
 pub use error::SourceError;
 pub use filter::{DEFAULT_MAX_FILE_BYTES, SkipReason, skip_by_content, skip_by_path};
 pub use git::blob_id;
 pub use git::{CommitInfo, GitRepo};
+pub use identity::{Identities, IdentityError, Person, PersonRef};
+pub use log::{ChangeStatus, ChangedFile, CommitMeta, LogOptions, LoggedCommit};
 pub use worktree::{list_worktree, read_worktree_file};
 
 /// A file to index: its repository-relative path (always `/`-separated), its

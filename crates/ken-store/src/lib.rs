@@ -46,6 +46,8 @@ pub trait Store {
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>>;
     /// The indexed content of a file.
     fn file_text(&self, path: &str) -> Result<Option<String>>;
+    /// The id of every chunk.
+    fn chunk_ids(&self) -> Result<Vec<u64>>;
     /// Every chunk, in id order (for embedding and rebuilding derived indexes).
     fn all_chunks(&self) -> Result<Vec<StoredChunk>>;
 
@@ -75,6 +77,8 @@ pub trait Store {
         model: &str,
         keys: &[String],
     ) -> Result<std::collections::HashSet<String>>;
+    /// Models with vectors in the cache.
+    fn vector_models(&self) -> Result<Vec<String>>;
     /// Add vectors to the cache of `model`, atomically.
     fn put_vectors(&mut self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()>;
     /// Cached vectors of `model` by key (missing keys are left out).

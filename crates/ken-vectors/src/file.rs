@@ -161,6 +161,13 @@ impl AnyIndex {
             AnyIndex::Ivf(i) => i.dim(),
         }
     }
+    /// The ids of every row.
+    pub fn ids(&self) -> &[u64] {
+        match self {
+            AnyIndex::Flat(f) => f.storage.ids(),
+            AnyIndex::Ivf(i) => i.storage.ids(),
+        }
+    }
     /// The `k` nearest ids (approximate for IVF, with its default probes).
     pub fn search(&self, query: &[f32], k: usize) -> Result<Vec<crate::Neighbor>> {
         match self {

@@ -141,13 +141,15 @@ fn embedder(
             }
         },
     };
+    let find = || -> Result<PathBuf> {
+        ken_embed::find_model(&model_dirs(home, file, env))
+            .map_err(|e| ken_engine::EngineError::Usage(e.to_string()).into())
+    };
     Ok(match choice {
         EmbedderChoice::Off => EmbedderSpec::Off,
-        EmbedderChoice::Local => {
-            EmbedderSpec::Local(ken_embed::find_model(&model_dirs(home, file, env))?)
-        }
+        EmbedderChoice::Local => EmbedderSpec::Local(find()?),
         EmbedderChoice::Static => {
-            let dir = ken_embed::find_model(&model_dirs(home, file, env))?;
+            let dir = find()?;
             let table = static_table(home, &dir);
             if !table.is_file() {
                 bail!(ken_engine::EngineError::Usage(format!(

@@ -488,6 +488,12 @@ impl Store for EmbeddedStore {
         sql::file_text(&self.conn, path)
     }
 
+    fn chunk_ids(&self) -> Result<Vec<u64>> {
+        let mut stmt = self.conn.prepare_cached("SELECT id FROM chunks")?;
+        let rows = stmt.query_map([], |r| r.get::<_, i64>(0).map(|i| i as u64))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
     fn all_chunks(&self) -> Result<Vec<StoredChunk>> {
         sql::all_chunks(&self.conn)
     }
@@ -556,6 +562,14 @@ impl Store for EmbeddedStore {
 
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
         sql::vector_keys_present(&self.conn, model, keys)
+    }
+
+    fn vector_models(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT model FROM vectors ORDER BY model")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     fn put_vectors(&mut self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()> {

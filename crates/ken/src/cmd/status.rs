@@ -35,6 +35,20 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
             r.stats.bytes as f64 / 1e6,
             r.index_bytes as f64 / 1e6
         );
+        for e in &r.embeddings {
+            println!(
+                "  embeddings ({}): {}/{} chunks embedded · {} in the vector index{}",
+                e.model,
+                e.embedded,
+                e.chunks,
+                e.indexed,
+                if e.embedded < e.chunks {
+                    " — run `ken index` to finish"
+                } else {
+                    ""
+                }
+            );
+        }
         if let Some(src) = &r.state.source {
             println!("  source: {src}");
         }

@@ -83,6 +83,14 @@ impl Ken {
         c
     }
 
+    /// A command with the local embedding model on (see `model_dir`).
+    pub fn cmd_embedding(&self) -> Command {
+        let mut c = self.cmd();
+        c.env("KEN_EMBEDDER", "local")
+            .env("KEN_EMBED_MODEL_DIR", model_dir());
+        c
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
     }
@@ -190,4 +198,35 @@ class SessionStore:
         "README.md",
         "# Shop\n\nA tiny shop with payments and sessions.\n",
     );
+}
+
+/// The embedding model for tests: `$KEN_TEST_MODEL_DIR`, else where
+/// `scripts/install-model.sh` puts it. Missing, the test fails and says so.
+pub fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("KEN_TEST_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/ken-models/all-MiniLM-L6-v2")
+        });
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no embedding model at {}: run scripts/install-model.sh (or set KEN_TEST_MODEL_DIR)",
+        dir.display()
+    );
+    dir
+}
+
+/// Run a prepared command, expect success, parse stdout as JSON.
+pub fn json_of(mut c: Command) -> Value {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?} failed:\n{}\n{}",
+        c,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }

@@ -1,0 +1,220 @@
+//! The semantic layer through the binary: `ken embed`, embedding during
+//! `ken index` with a content-hash cache, resume after SIGKILL, partial
+//! coverage, and `--mode`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn embed_prints_normalised_vectors() {
+    let ken = Ken::new();
+    let mut c = ken.cmd_embedding();
+    c.args([
+        "embed",
+        "--json",
+        "This is an example sentence",
+        "fn main() {}",
+    ]);
+    let v = json_of(c);
+    assert!(
+        v["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("local:all-MiniLM-L6-v2")
+    );
+    assert_eq!(v["dim"], 384);
+    let vectors = v["vectors"].as_array().unwrap();
+    assert_eq!(vectors.len(), 2);
+    let first: Vec<f64> = vectors[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(first.len(), 384);
+    let norm: f64 = first.iter().map(|x| x * x).sum::<f64>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4);
+    // the well-known first values of all-MiniLM-L6-v2
+    for (got, want) in first.iter().zip([0.0677, 0.0635, 0.0487, 0.0793, 0.0374]) {
+        assert!((got - want).abs() < 1e-3, "{got} vs {want}");
+    }
+}
+
+#[test]
+fn embed_without_a_model_says_what_to_do() {
+    let ken = Ken::new();
+    let out = ken
+        .cmd()
+        .env("KEN_EMBEDDER", "local")
+        .env("KEN_EMBED_MODEL_DIR", "/nonexistent")
+        .env("HOME", ken.home.path())
+        .args(["embed", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ken model install"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn vectors_are_cached_by_content_across_commits() {
+    let r = Repo::new();
+    python_project(&r);
+    let ken = Ken::new();
+    let p = r.path().to_str().unwrap();
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--rev", "HEAD", "--name", "shop"]);
+    r.commit("one");
+    let first = json_of(c);
+    let total = first["embed"]["chunks"].as_u64().unwrap();
+    assert_eq!(first["embed"]["embedded"], total);
+    assert_eq!(first["embed"]["indexed"], total);
+
+    // one file changes: only its chunk is embedded again
+    r.write(
+        "src/shop/payments.py",
+        "def charge_card(card):\n    \"\"\"Charge a card once.\"\"\"\n    return card.charge()\n",
+    );
+    r.commit("two");
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--rev", "HEAD", "--name", "shop"]);
+    let second = json_of(c);
+    assert_eq!(second["embed"]["embedded"], 1, "{second}");
+    // back to the first commit: everything is in the cache
+    let mut c = ken.cmd_embedding();
+    let sha = r.git(&["rev-parse", "HEAD~1"]);
+    c.args(["index", "--json", p, "--rev", &sha, "--name", "shop"]);
+    let third = json_of(c);
+    assert_eq!(third["embed"]["embedded"], 0, "{third}");
+
+    // semantic search finds code by meaning, and says which signals found it
+    let mut c = ken.cmd_embedding();
+    c.args([
+        "search",
+        "--json",
+        "--mode",
+        "semantic",
+        "wait longer after every failed attempt",
+    ]);
+    let v = json_of(c);
+    assert_eq!(v["results"][0]["path"], "src/shop/payments.py", "{v}");
+    assert!(v["results"][0]["signals"]["dense"].is_object());
+    assert!(v["results"][0]["signals"].get("bm25").is_none());
+    let mut c = ken.cmd_embedding();
+    c.args(["search", "--json", "wait longer after every failed attempt"]);
+    let v = json_of(c);
+    assert!(
+        v["results"][0]["signals"]["dense"].is_object(),
+        "hybrid uses vectors when they exist: {v}"
+    );
+    // lexical mode does not
+    let mut c = ken.cmd_embedding();
+    c.args(["search", "--json", "--mode", "lexical", "payment"]);
+    let v = json_of(c);
+    assert!(
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["signals"].get("dense").is_none())
+    );
+}
+
+/// A repository with a few hundred chunks: embedding takes tens of seconds.
+fn many_chunks() -> Repo {
+    let r = Repo::new();
+    for f in 0..40 {
+        let mut body = String::new();
+        for i in 0..20 {
+            body.push_str(&format!(
+                "def step_{f}_{i}(items, limit={i}):\n    \"\"\"Process batch {f}.{i}: filter, sort and keep the first items.\"\"\"\n    kept = [x for x in items if x % {m} == 0]\n    kept.sort(reverse={rev})\n    total = sum(kept[:limit])\n    return total * {f} + {i}\n\n\n",
+                m = i + 2,
+                rev = if i % 2 == 0 { "True" } else { "False" }
+            ));
+        }
+        r.write(&format!("pipeline/stage_{f}.py"), body);
+    }
+    r.commit("pipeline");
+    r
+}
+
+#[test]
+fn killed_embedding_resumes_and_search_reports_coverage() {
+    let r = many_chunks();
+    let p = r.path().to_str().unwrap().to_string();
+    let ken = Ken::new();
+    // lexical first, then embedding in a run that gets killed
+    ken.index(&[&p, "--name", "pipe", "--no-embed"]);
+    let mut child = ken
+        .cmd_embedding()
+        .args(["index", "--quiet", &p, "--name", "pipe"])
+        .spawn()
+        .unwrap();
+    // wait until some batches are committed (status shows the progress), then SIGKILL
+    let t0 = std::time::Instant::now();
+    let mut progress = (0, 0);
+    while t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(300));
+        let v = ken.json(&["status", "--json"]);
+        if let Some(e) = v["repos"][0]["embeddings"]
+            .as_array()
+            .and_then(|a| a.first())
+        {
+            progress = (
+                e["embedded"].as_u64().unwrap(),
+                e["chunks"].as_u64().unwrap(),
+            );
+            if progress.0 > 0 {
+                break;
+            }
+        }
+    }
+    let finished = child.try_wait().unwrap().is_some();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !finished && progress.0 > 0 && progress.0 < progress.1,
+        "kill mid-embedding: {progress:?}, finished {finished}"
+    );
+
+    // search still works; the vector index may not exist yet (it is built at the end)
+    let mut c = ken.cmd_embedding();
+    c.args(["search", "--json", "filter and sort the items"]);
+    let v = json_of(c);
+    assert!(!v["results"].as_array().unwrap().is_empty());
+
+    // the next run embeds only what was not committed before the kill
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", &p, "--name", "pipe"]);
+    let rep = json_of(c);
+    let e = &rep["embed"];
+    assert!(
+        e["cached"].as_u64().unwrap() > 0,
+        "batches committed before the kill are kept: {e}"
+    );
+    assert_eq!(
+        e["cached"].as_u64().unwrap() + e["embedded"].as_u64().unwrap(),
+        e["chunks"].as_u64().unwrap()
+    );
+    assert_eq!(e["indexed"], e["chunks"]);
+
+    // coverage: a new commit adds chunks the vector index does not have yet
+    r.write(
+        "pipeline/extra.py",
+        "def brand_new_stage(x):\n    return x\n",
+    );
+    r.commit("extra");
+    let rep = ken.index(&[&p, "--name", "pipe", "--no-embed"]);
+    assert_eq!(rep["added"], 1, "{rep}");
+    let mut c = ken.cmd_embedding();
+    c.args(["search", "--json", "brand new stage"]);
+    let v = json_of(c);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("semantic coverage"), "{v}");
+}
