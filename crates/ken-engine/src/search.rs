@@ -34,6 +34,12 @@ pub struct RankParams {
     pub w_partial: f32,
     /// Dense (embedding) retrieval.
     pub w_dense: f32,
+    /// Files mode: rank files by file-level fusion.
+    pub file_fusion: bool,
+    /// Files mode: chunk BM25 as a file list.
+    pub w_bm25_file: f32,
+    /// Files mode: dense retrieval as a file list.
+    pub w_dense_file: f32,
     /// Exact symbol matches of plain words in longer queries.
     pub w_weak: f32,
     /// Candidates taken from each list.
@@ -52,16 +58,19 @@ impl Default for RankParams {
         RankParams {
             k: 60.0,
             w_bm25: 0.25,
-            w_file: 1.0,
+            w_file: 2.0,
             w_symbol: 0.5,
             w_partial: 0.1,
             w_dense: 1.0,
+            file_fusion: true,
+            w_bm25_file: 1.0,
+            w_dense_file: 0.5,
             w_weak: 0.0,
             candidates: 200,
             max_pinned: 5,
             trivial_prior: 0.7,
             prose_prior: 0.8,
-            test_prior: 0.9,
+            test_prior: 0.7,
             fields: FieldWeights::default(),
         }
     }
@@ -338,6 +347,9 @@ pub fn search_store(
             c.pinned = Some((*tier, pos));
         }
     }
+    if req.files && p.file_fusion {
+        fuse_files(&mut scored, &chunks, &file_rank, p);
+    }
     scored.sort_by(|a, b| {
         let key = |c: &Candidate| c.pinned.map(|(_, pos)| pos);
         match (key(&a.1), key(&b.1)) {
@@ -374,6 +386,84 @@ pub fn search_store(
         })
         .collect();
     Ok(StoreResults { hits, notes })
+}
+
+/// Files mode: rank files by RRF over file-level lists — whole-file BM25,
+/// and each chunk signal with its files in order of their best chunk — and
+/// give that score to each file's best chunk.
+fn fuse_files(
+    scored: &mut [(u64, Candidate)],
+    chunks: &HashMap<u64, StoredChunk>,
+    file_rank: &HashMap<&str, (usize, f32)>,
+    p: &RankParams,
+) {
+    let mut file_score: HashMap<&str, f32> = HashMap::new();
+    for (path, (rank, _)) in file_rank {
+        *file_score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
+    }
+    for (signal, w) in [("bm25", p.w_bm25_file), ("dense", p.w_dense_file)] {
+            let mut best: HashMap<&str, f32> = HashMap::new();
+            let mut lo = f32::MAX;
+            let mut hi = f32::MIN;
+            for (id, c) in scored.iter() {
+                if let Some(sg) = c.signals.get(signal) {
+                    let e = best.entry(chunks[id].path.as_str()).or_insert(f32::MIN);
+                    *e = e.max(sg.score);
+                    lo = lo.min(sg.score);
+                    hi = hi.max(sg.score);
+                }
+            }
+            let span = (hi - lo).max(1e-6);
+            for (path, sc) in best {
+                *file_score.entry(path).or_default() += w * (sc - lo) / span;
+            }
+        }
+    } else {
+        for (path, (rank, _)) in file_rank {
+            *file_score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
+        }
+    }
+    for (signal, w) in [("bm25", p.w_bm25_file), ("dense", p.w_dense_file), ("exact", p.w_symbol)] {
+        let mut order: Vec<(u32, &str)> = scored
+            .iter()
+            .filter_map(|(id, c)| c.signals.get(signal).map(|s| (s.rank, chunks[id].path.as_str())))
+            .collect();
+        order.sort();
+        let mut seen = HashSet::new();
+        for (_, path) in order {
+            if seen.insert(path) {
+                *file_score.entry(path).or_default() += w / (p.k + seen.len() as f32);
+            }
+        }
+    }
+    // each file's best chunk carries the file's score; the others fall behind it
+    let mut best: HashMap<&str, (u64, f32)> = HashMap::new();
+    for (id, c) in scored.iter() {
+        let path = chunks[id].path.as_str();
+        let e = best.entry(path).or_insert((*id, c.fused));
+        if c.fused > e.1 {
+            *e = (*id, c.fused);
+        }
+    }
+    for (id, c) in scored.iter_mut() {
+        let chunk = &chunks[id];
+        let path = chunk.path.as_str();
+        let is_best = best.get(path).is_some_and(|(b, _)| b == id);
+        let f = file_score.get(path).copied().unwrap_or(0.0) * file_prior(chunk, p);
+        c.fused = if is_best { f } else { f * 0.5 };
+    }
+}
+
+/// Priors that apply to a whole file (prose, tests).
+fn file_prior(c: &StoredChunk, p: &RankParams) -> f32 {
+    let mut f = 1.0;
+    if !c.language.is_code() {
+        f *= p.prose_prior;
+    }
+    if is_test_path(&c.path) {
+        f *= p.test_prior;
+    }
+    f
 }
 
 fn overlaps(a: &StoredChunk, b: &StoredChunk) -> bool {
