@@ -401,32 +401,18 @@ fn fuse_files(
     for (path, (rank, _)) in file_rank {
         *file_score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
     }
-    for (signal, w) in [("bm25", p.w_bm25_file), ("dense", p.w_dense_file)] {
-            let mut best: HashMap<&str, f32> = HashMap::new();
-            let mut lo = f32::MAX;
-            let mut hi = f32::MIN;
-            for (id, c) in scored.iter() {
-                if let Some(sg) = c.signals.get(signal) {
-                    let e = best.entry(chunks[id].path.as_str()).or_insert(f32::MIN);
-                    *e = e.max(sg.score);
-                    lo = lo.min(sg.score);
-                    hi = hi.max(sg.score);
-                }
-            }
-            let span = (hi - lo).max(1e-6);
-            for (path, sc) in best {
-                *file_score.entry(path).or_default() += w * (sc - lo) / span;
-            }
-        }
-    } else {
-        for (path, (rank, _)) in file_rank {
-            *file_score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
-        }
-    }
-    for (signal, w) in [("bm25", p.w_bm25_file), ("dense", p.w_dense_file), ("exact", p.w_symbol)] {
+    for (signal, w) in [
+        ("bm25", p.w_bm25_file),
+        ("dense", p.w_dense_file),
+        ("exact", p.w_symbol),
+    ] {
         let mut order: Vec<(u32, &str)> = scored
             .iter()
-            .filter_map(|(id, c)| c.signals.get(signal).map(|s| (s.rank, chunks[id].path.as_str())))
+            .filter_map(|(id, c)| {
+                c.signals
+                    .get(signal)
+                    .map(|s| (s.rank, chunks[id].path.as_str()))
+            })
             .collect();
         order.sort();
         let mut seen = HashSet::new();
