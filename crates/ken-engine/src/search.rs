@@ -197,7 +197,7 @@ pub fn search_store(
     // Dense retrieval.
     if let Some(e) = embedder.filter(|_| req.mode != Mode::Lexical) {
         match semantic::dense_search(store, e, &req.query, p.candidates)? {
-            Some((hits, (held, chunks))) => {
+            Some(semantic::Dense { hits, held, chunks }) => {
                 for (i, (id, score)) in hits.iter().enumerate() {
                     let c = cands.entry(*id).or_default();
                     c.fused += rrf(p.w_dense, i + 1);

@@ -127,8 +127,6 @@ pub struct EmbedReport {
 }
 
 const BATCH: usize = 32;
-/// Batches per cache commit (each commit survives a kill).
-const COMMIT_EVERY: usize = 1;
 const REBUILD_EVERY: Duration = Duration::from_secs(300);
 
 /// Embed every chunk that has no cached vector, then rebuild the vector index.
@@ -156,7 +154,7 @@ pub fn embed_pending(
     let mut pending: Vec<(String, Vec<f32>)> = Vec::new();
     let mut done = 0u64;
     let mut last_rebuild = Instant::now();
-    for (n, batch) in todo.chunks(BATCH).enumerate() {
+    for batch in todo.chunks(BATCH) {
         let inputs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
         let vectors = embedder.embed_documents(&inputs).map_err(|e| {
             if e.is_user_error() {
@@ -169,12 +167,11 @@ pub fn embed_pending(
             pending.push((keys[i].clone(), v));
         }
         done += batch.len() as u64;
-        if (n + 1) % COMMIT_EVERY == 0 {
-            store.put_vectors(&model, &std::mem::take(&mut pending))?;
-            if last_rebuild.elapsed() > REBUILD_EVERY {
-                rebuild_index(store, &model, &chunks, &keys, batch_seq)?;
-                last_rebuild = Instant::now();
-            }
+        // every batch is committed: a kill loses at most one batch
+        store.put_vectors(&model, &std::mem::take(&mut pending))?;
+        if last_rebuild.elapsed() > REBUILD_EVERY {
+            rebuild_index(store, &model, &chunks, &keys, batch_seq)?;
+            last_rebuild = Instant::now();
         }
         progress.embed_advance(done);
     }
@@ -242,20 +239,34 @@ pub fn index_coverage(store: &dyn Store, index: &AnyIndex) -> Result<(usize, usi
     Ok((ids.iter().filter(|i| held.contains(i)).count(), ids.len()))
 }
 
-/// Dense retrieval: the chunks nearest to the query, with cosines, and the
-/// index's coverage of the current chunks (held, chunks).
+/// What dense retrieval found.
+#[derive(Debug, Clone, Default)]
+pub struct Dense {
+    /// Chunk ids with their cosine similarity, best first.
+    pub hits: Vec<(u64, f32)>,
+    /// Current chunks the vector index holds, and all current chunks.
+    pub held: usize,
+    pub chunks: usize,
+}
+
+/// Dense retrieval: the chunks nearest to the query (None: no vector index
+/// for this embedder yet).
 pub fn dense_search(
     store: &dyn Store,
     embedder: &dyn Embedder,
     query: &str,
     k: usize,
-) -> Result<Option<(Vec<(u64, f32)>, (usize, usize))>> {
+) -> Result<Option<Dense>> {
     let Some((index, _meta)) = store.vector_index(embedder.id())? else {
         return Ok(None);
     };
-    let coverage = index_coverage(store, &index)?;
+    let (held, chunks) = index_coverage(store, &index)?;
     if index.is_empty() {
-        return Ok(Some((Vec::new(), coverage)));
+        return Ok(Some(Dense {
+            hits: Vec::new(),
+            held,
+            chunks,
+        }));
     }
     let q = embedder.embed_query(query).map_err(|e| {
         if e.is_user_error() {
@@ -267,10 +278,11 @@ pub fn dense_search(
     let hits = index
         .search(&q, k)
         .map_err(|e| EngineError::Internal(e.to_string()))?;
-    Ok(Some((
-        hits.into_iter().map(|n| (n.id, n.score)).collect(),
-        coverage,
-    )))
+    Ok(Some(Dense {
+        hits: hits.into_iter().map(|n| (n.id, n.score)).collect(),
+        held,
+        chunks,
+    }))
 }
 
 /// How much of the current chunks a model has vectors for.

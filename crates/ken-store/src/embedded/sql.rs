@@ -400,18 +400,6 @@ pub(crate) fn lookup_symbols(
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn folding() {
-        assert_eq!(fold("parse_config"), "parseconfig");
-        assert_eq!(fold("ParseConfig"), "parseconfig");
-        assert_eq!(fold("Flask.do_teardown"), "flask.doteardown");
-    }
-}
-
 // ---- the code graph ----
 
 pub(crate) fn graph_facts(
@@ -558,4 +546,16 @@ pub(crate) fn def_ranks(conn: &Connection, path: &str) -> Result<Vec<(String, u3
         conn.prepare_cached("SELECT qualname, nth, rank FROM def_rank WHERE path = ?1")?;
     let rows = stmt.query_map([path], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding() {
+        assert_eq!(fold("parse_config"), "parseconfig");
+        assert_eq!(fold("ParseConfig"), "parseconfig");
+        assert_eq!(fold("Flask.do_teardown"), "flask.doteardown");
+    }
 }
