@@ -65,4 +65,10 @@ pub struct Filters {
     pub languages: Vec<Language>,
     /// Path globs (`src/**/*.py`); a hit must match one of them.
     pub path_globs: Vec<String>,
+    /// Only code whose lines were last changed by this person (any alias).
+    pub author: Option<String>,
+    /// Only code last changed at or after this time (seconds since the epoch).
+    pub since: Option<i64>,
+    /// Only code last changed at or before this time.
+    pub until: Option<i64>,
 }

@@ -14,7 +14,7 @@ use ken_store::{EmbeddedStore, LexicalQuery, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{IndexRequest, NoProgress};
-use crate::search::{Mode, SearchRequest, search_store};
+use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
 use crate::semantic;
 use crate::{EngineError, Result, Settings, home, index};
 
@@ -32,6 +32,9 @@ pub struct EvalQuery {
     pub mentions_path: Option<bool>,
     pub mentions_stem: Option<bool>,
     pub mentions_symbol: Option<bool>,
+    /// Who made the change (commit sets): the truth for "who should fix this".
+    pub author_name: Option<String>,
+    pub author_email: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -70,6 +73,8 @@ pub struct EvalOptions {
     pub per_query: Option<PathBuf>,
     /// Only the first N queries of each repository (quick checks).
     pub max_queries: Option<usize>,
+    /// Also evaluate `ken who` against each query's commit author.
+    pub who: bool,
 }
 
 /// Metrics of a set of queries.
@@ -104,6 +109,45 @@ pub struct EvalReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_hints: Option<Metrics>,
     pub mode: String,
+    /// "Who should fix this" (with `--who`): `ken who` and two baselines.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub who: BTreeMap<String, WhoMetrics>,
+}
+
+/// Rank of the true author in a ranking of people, per method.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WhoScores {
+    #[serde(rename = "hit@1")]
+    pub hit1: f64,
+    #[serde(rename = "hit@3")]
+    pub hit3: f64,
+    pub mrr: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WhoMetrics {
+    pub queries: usize,
+    /// `ken who <query>`.
+    pub ken_who: WhoScores,
+    /// The repository's most active authors (by commits).
+    pub repo_top_authors: WhoScores,
+    /// The most active authors of the gold files (an oracle that knows the files).
+    pub gold_file_authors: WhoScores,
+}
+
+fn who_scores(ranks: &[Option<usize>]) -> WhoScores {
+    let n = ranks.len().max(1) as f64;
+    WhoScores {
+        hit1: round(ranks.iter().filter(|r| **r == Some(1)).count() as f64 / n),
+        hit3: round(ranks.iter().filter(|r| r.is_some_and(|r| r <= 3)).count() as f64 / n),
+        mrr: round(
+            ranks
+                .iter()
+                .map(|r| r.map(|r| 1.0 / r as f64).unwrap_or(0.0))
+                .sum::<f64>()
+                / n,
+        ),
+    }
 }
 
 /// One query's outcome (for `--per-query`).
@@ -167,6 +211,7 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
         by_repo.entry(q.repo.clone()).or_default().push(q);
     }
     let mut outcomes: Vec<QueryOutcome> = Vec::new();
+    let mut who_ranks: BTreeMap<String, Vec<[Option<usize>; 3]>> = BTreeMap::new();
     for (repo, mut qs) in by_repo {
         if let Some(n) = opts.max_queries {
             qs.truncate(n);
@@ -227,6 +272,14 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
                 }
             }
             let store = EmbeddedStore::open(&dir)?;
+            if opts.who {
+                let entry = who_ranks.entry(repo.clone()).or_default();
+                for q in &qs {
+                    if let Some(r) = who_query(settings, &store, q, embedder.as_deref())? {
+                        entry.push(r);
+                    }
+                }
+            }
             for q in &qs {
                 outcomes.push(run_query(
                     settings,
@@ -262,7 +315,17 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
     let all: Vec<&QueryOutcome> = outcomes.iter().collect();
     let unhinted: Vec<&QueryOutcome> = outcomes.iter().filter(|o| !o.hinted).collect();
     let has_hint_fields = unhinted.len() < outcomes.len();
+    let mut who = BTreeMap::new();
+    let mut every: Vec<[Option<usize>; 3]> = Vec::new();
+    for (repo, ranks) in &who_ranks {
+        every.extend(ranks.iter().copied());
+        who.insert(repo.clone(), who_metrics(ranks));
+    }
+    if !who.is_empty() {
+        who.insert("overall".to_string(), who_metrics(&every));
+    }
     Ok(EvalReport {
+        who,
         overall: metrics(&all),
         repos,
         no_hints: has_hint_fields.then(|| metrics(&unhinted)),
@@ -317,11 +380,21 @@ fn run_query(
                 files: true,
                 mode: m,
             };
-            search_store(store, repo, None, &req, &settings.rank, embedder)?
-                .hits
-                .into_iter()
-                .map(|h| h.path)
-                .collect()
+            search_store(
+                store,
+                repo,
+                None,
+                &req,
+                SearchEnv {
+                    rank: &settings.rank,
+                    embedder,
+                    identities: None,
+                },
+            )?
+            .hits
+            .into_iter()
+            .map(|h| h.path)
+            .collect()
         }
     };
     let ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -338,7 +411,18 @@ fn run_query(
                 EvalMode::Baseline => Mode::Lexical,
             },
         };
-        let hits = search_store(store, repo, None, &req, &settings.rank, embedder)?.hits;
+        let hits = search_store(
+            store,
+            repo,
+            None,
+            &req,
+            SearchEnv {
+                rank: &settings.rank,
+                embedder,
+                identities: None,
+            },
+        )?
+        .hits;
         hits.iter()
             .position(|h| {
                 q.gold_symbols
@@ -456,4 +540,63 @@ fn metrics(outcomes: &[&QueryOutcome]) -> Metrics {
 
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+fn who_metrics(ranks: &[[Option<usize>; 3]]) -> WhoMetrics {
+    let col = |i: usize| ranks.iter().map(|r| r[i]).collect::<Vec<_>>();
+    WhoMetrics {
+        queries: ranks.len(),
+        ken_who: who_scores(&col(0)),
+        repo_top_authors: who_scores(&col(1)),
+        gold_file_authors: who_scores(&col(2)),
+    }
+}
+
+/// The true author's rank in `ken who`, among the repository's most active
+/// authors, and among the gold files' most active authors.
+fn who_query(
+    settings: &Settings,
+    store: &EmbeddedStore,
+    q: &EvalQuery,
+    embedder: Option<&dyn ken_embed::Embedder>,
+) -> Result<Option<[Option<usize>; 3]>> {
+    let (Some(name), Some(email)) = (&q.author_name, &q.author_email) else {
+        return Ok(None);
+    };
+    let ids = crate::people::identities(&settings.home, store)?;
+    let truth = ids.resolve(name, email).id;
+    let state = store.state()?;
+    let now = state.commit_time.unwrap_or(i64::MAX);
+    let rank_of = |list: &[String]| list.iter().position(|id| *id == truth).map(|p| p + 1);
+
+    let who = crate::who::who_store(store, &ids, &q.query, now, 10, &settings.rank, embedder)?;
+    let ken: Vec<String> = who.people.into_iter().map(|p| p.id).collect();
+
+    let by_count = |commits: Vec<ken_store::CommitRecord>| -> Vec<String> {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for c in commits {
+            if c.committer_time > now {
+                continue;
+            }
+            let p = ids.resolve(&c.author_name, &c.author_email);
+            if !p.is_bot {
+                *counts.entry(p.id).or_default() += 1;
+            }
+        }
+        let mut v: Vec<(String, usize)> = counts.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.into_iter().take(10).map(|(id, _)| id).collect()
+    };
+    let repo_top = by_count(store.all_commits()?);
+    let touching: Vec<String> = store
+        .commits_touching(&q.gold_files)?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    let gold_top = by_count(store.commits(&touching, false)?.into_values().collect());
+    Ok(Some([
+        rank_of(&ken),
+        rank_of(&repo_top),
+        rank_of(&gold_top),
+    ]))
 }

@@ -18,6 +18,7 @@ use ken_store::{Batch, EmbeddedStore, FileContent, FileUpdate, IndexState, Store
 use serde::Serialize;
 
 use crate::graph::{self, GraphReport};
+use crate::people::{self, PeopleReport};
 use crate::semantic::{self, EmbedProgress, EmbedReport, EmbedderSpec};
 use crate::{EngineError, Result, Settings, home};
 
@@ -60,6 +61,8 @@ pub struct IndexReport {
     pub embed: Option<EmbedReport>,
     /// What the graph update did.
     pub graph: Option<GraphReport>,
+    /// What the history and blame update did.
+    pub people: Option<PeopleReport>,
     pub elapsed_ms: u64,
 }
 
@@ -100,6 +103,8 @@ struct Target {
     reader: Reader,
     commit: Option<ken_source::CommitInfo>,
     worktree: bool,
+    /// The repository (for history and blame).
+    repo: GitRepo,
 }
 
 fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
@@ -120,9 +125,10 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
         return Ok(Target {
             name,
             source_label: ken_source::redact(source),
-            reader: Reader::Git(Box::new(repo)),
+            reader: Reader::Git(Box::new(repo.clone())),
             commit: Some(commit),
             worktree: false,
+            repo,
         });
     }
     let path = Path::new(source);
@@ -139,9 +145,10 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
             Ok(Target {
                 name,
                 source_label: label,
-                reader: Reader::Git(Box::new(repo)),
+                reader: Reader::Git(Box::new(repo.clone())),
                 commit: Some(commit),
                 worktree: false,
+                repo,
             })
         }
         (None, Some(workdir)) => {
@@ -152,6 +159,7 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
                 reader: Reader::Worktree(workdir),
                 commit,
                 worktree: true,
+                repo,
             })
         }
         (None, None) => {
@@ -159,9 +167,10 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
             Ok(Target {
                 name,
                 source_label: label,
-                reader: Reader::Git(Box::new(repo)),
+                reader: Reader::Git(Box::new(repo.clone())),
                 commit: Some(commit),
                 worktree: false,
+                repo,
             })
         }
     }
@@ -199,6 +208,9 @@ pub fn index(
     };
     let previous = store.state()?;
     let seq_before = store.batch_seq()?;
+    let opts = ListOptions {
+        max_file_bytes: settings.max_file_bytes,
+    };
     if !target.worktree
         && previous.commit == report.commit
         && !previous.worktree
@@ -213,14 +225,12 @@ pub fn index(
             seq_before,
             seq_before,
         )?);
+        report.people = people_step(&target, &mut store, &opts)?;
         report.embed = embed(settings, req, &mut store, progress)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
 
-    let opts = ListOptions {
-        max_file_bytes: settings.max_file_bytes,
-    };
     let listing = match (&target.reader, &target.commit) {
         (Reader::Worktree(root), _) => ken_source::list_worktree(root, &opts)?,
         (Reader::Git(repo), Some(c)) => repo.list_commit(&c.sha, &opts)?,
@@ -305,6 +315,7 @@ pub fn index(
     report.graph = Some(graph::update_graph(
         &mut store, &changed, &deletes, seq_before, seq_after,
     )?);
+    report.people = people_step(&target, &mut store, &opts)?;
     store.finish()?;
     fill_counts(&store, &mut report, &listing)?;
     if listing.entries.is_empty() && listing.skipped.is_empty() {
@@ -315,6 +326,53 @@ pub fn index(
     report.embed = embed(settings, req, &mut store, progress)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// History and blame, after the lexical index is committed: blame at the
+/// indexed commit; for a working tree, at HEAD for the files it leaves
+/// unchanged (edited files get no authors until they are committed).
+fn people_step(
+    target: &Target,
+    store: &mut EmbeddedStore,
+    opts: &ListOptions,
+) -> Result<Option<PeopleReport>> {
+    let Some(commit) = &target.commit else {
+        return Ok(None);
+    };
+    let indexed: Vec<(String, String)> = store
+        .files()?
+        .into_iter()
+        .filter(|f| f.skip.is_none())
+        .map(|f| (f.path, f.id))
+        .collect();
+    let files = if target.worktree {
+        let head: HashMap<String, String> = target
+            .repo
+            .list_commit(&commit.sha, opts)?
+            .entries
+            .into_iter()
+            .map(|e| (e.path, e.id))
+            .collect();
+        let (clean, dirty): (Vec<_>, Vec<_>) = indexed
+            .into_iter()
+            .partition(|(p, id)| head.get(p) == Some(id));
+        let uncommitted: Vec<String> = store.blame_needed(&dirty)?;
+        let records: Vec<ken_store::FileBlameRecord> = dirty
+            .iter()
+            .filter(|(p, _)| uncommitted.contains(p))
+            .map(|(p, id)| ken_store::FileBlameRecord {
+                path: p.clone(),
+                blob_id: id.clone(),
+                method: "uncommitted".into(),
+                ranges: Vec::new(),
+            })
+            .collect();
+        store.put_blame(&records)?;
+        clean
+    } else {
+        indexed
+    };
+    people::update_people(store, &target.repo, &commit.sha, &files).map(Some)
 }
 
 /// The embedding step, after the lexical index is committed.

@@ -9,11 +9,14 @@ pub mod eval;
 pub mod graph;
 pub mod home;
 pub mod index;
+pub mod people;
 pub mod query;
 pub mod search;
 pub mod semantic;
 pub mod settings;
 pub mod status;
+pub mod time;
+pub mod who;
 
 pub use error::{EngineError, Result};
 pub use settings::Settings;

@@ -21,7 +21,9 @@ use serde::Serialize;
 use ken_embed::Embedder;
 
 use crate::query::{QueryIdent, identifiers};
-use crate::{EngineError, Result, Settings, home, semantic};
+use ken_source::Identities;
+
+use crate::{EngineError, Result, Settings, home, people, semantic};
 
 /// Ranking constants. Chosen on the dev evaluation sets (see BENCHMARKS.md).
 #[derive(Debug, Clone, Serialize)]
@@ -130,14 +132,13 @@ pub fn search(settings: &Settings, req: &SearchRequest) -> Result<SearchResponse
         if let Some(p) = &state.pending {
             notes.push(format!("{name}: an index run towards {p} did not finish; results may mix versions (run `ken index` again)"));
         }
-        let out = search_store(
-            &store,
-            &name,
-            state.commit.as_deref(),
-            req,
-            &settings.rank,
-            embedder.as_deref(),
-        )?;
+        let ids = people::identities(&settings.home, &store)?;
+        let env = SearchEnv {
+            rank: &settings.rank,
+            embedder: embedder.as_deref(),
+            identities: Some(&ids),
+        };
+        let out = search_store(&store, &name, state.commit.as_deref(), req, env)?;
         notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
         let mut hits = out.hits;
         all.append(&mut hits);
@@ -169,18 +170,53 @@ pub struct StoreResults {
     pub notes: Vec<String>,
 }
 
+/// What a search needs besides the store and the request.
+#[derive(Clone, Copy)]
+pub struct SearchEnv<'a> {
+    pub rank: &'a RankParams,
+    pub embedder: Option<&'a dyn Embedder>,
+    /// Resolves authors (search results, `--author`); None: no authors shown.
+    pub identities: Option<&'a Identities>,
+}
+
 /// Search one repository's store.
 pub fn search_store(
     store: &dyn Store,
     repo: &str,
     commit: Option<&str>,
     req: &SearchRequest,
-    p: &RankParams,
-    embedder: Option<&dyn Embedder>,
+    env: SearchEnv<'_>,
 ) -> Result<StoreResults> {
+    let p = env.rank;
+    let embedder = env.embedder;
     let mut notes = Vec::new();
     let lexical = req.mode != Mode::Semantic;
-    let allowed = allowed_paths(store, &req.filters)?;
+    let mut allowed = allowed_paths(store, &req.filters)?;
+    // people and time filters: only code whose lines come from matching commits
+    let people_filter = match (&req.filters.author, req.filters.since, req.filters.until) {
+        (None, None, None) => None,
+        (author, since, until) => {
+            let Some(ids) = env.identities else {
+                return Err(EngineError::Internal(
+                    "author filters need identities".into(),
+                ));
+            };
+            let shas: HashSet<String> =
+                people::commits_by(store, ids, author.as_deref(), since, until)?
+                    .into_iter()
+                    .collect();
+            let list: Vec<String> = shas.iter().cloned().collect();
+            let paths = store.paths_blamed_on(&list)?;
+            allowed = Some(match allowed {
+                Some(a) => a.into_iter().filter(|p| paths.contains(p)).collect(),
+                None => paths.into_iter().collect(),
+            });
+            if shas.is_empty() {
+                notes.push("no commits match the author/time filters".into());
+            }
+            Some(shas)
+        }
+    };
     let allowed_set: Option<HashSet<&str>> = allowed
         .as_ref()
         .map(|v| v.iter().map(String::as_str).collect());
@@ -319,6 +355,15 @@ pub fn search_store(
         if !lang_ok(chunk.language) {
             continue;
         }
+        if let Some(shas) = &people_filter
+            && !store.blame_of(&chunk.path)?.iter().any(|b| {
+                b.end_line >= chunk.start_line
+                    && b.start_line <= chunk.end_line
+                    && shas.contains(&b.sha)
+            })
+        {
+            continue;
+        }
         if let Some((rank, score)) = file_rank.get(chunk.path.as_str()) {
             c.fused += rrf(p.w_file, *rank);
             c.signals.set("file", *rank as u32, *score);
@@ -378,13 +423,18 @@ pub fn search_store(
         }
     }
 
-    let hits = kept
-        .into_iter()
-        .map(|(id, c)| {
-            let chunk = &chunks[&id];
-            to_hit(repo, commit, chunk, &c)
-        })
-        .collect();
+    let mut authorship = env
+        .identities
+        .map(|ids| people::Authorship::new(store, ids));
+    let mut hits = Vec::with_capacity(kept.len());
+    for (id, c) in kept {
+        let chunk = &chunks[&id];
+        let mut hit = to_hit(repo, commit, chunk, &c);
+        if let Some(a) = authorship.as_mut() {
+            hit.authors = a.shares(&hit.path, hit.start_line, hit.end_line)?;
+        }
+        hits.push(hit);
+    }
     Ok(StoreResults { hits, notes })
 }
 

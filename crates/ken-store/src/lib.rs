@@ -71,6 +71,31 @@ pub trait Store {
     fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>>;
     fn save_graph_index(&mut self, seq: u64, index: &ken_graph::SymbolIndex) -> Result<()>;
 
+    /// Commits known, and the newest committer time.
+    fn commit_stats(&self) -> Result<(u64, Option<i64>)>;
+    /// Add commits not yet known (with their changed files); returns how many were new.
+    fn add_commits(&mut self, commits: &[CommitRecord]) -> Result<usize>;
+    /// Commits by sha (unknown ones left out), optionally with their files.
+    fn commits(
+        &self,
+        shas: &[String],
+        with_files: bool,
+    ) -> Result<std::collections::HashMap<String, CommitRecord>>;
+    /// Every commit, newest first, without files.
+    fn all_commits(&self) -> Result<Vec<CommitRecord>>;
+    /// Full-text search over commit messages and changed paths: (sha, score).
+    fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>>;
+    /// (sha, path) of the commits that changed any of `paths`.
+    fn commits_touching(&self, paths: &[String]) -> Result<Vec<(String, String)>>;
+    /// The files of (path, blob id) whose blame is missing or for another blob.
+    fn blame_needed(&self, files: &[(String, String)]) -> Result<Vec<String>>;
+    /// Store the blame of files, atomically.
+    fn put_blame(&mut self, items: &[FileBlameRecord]) -> Result<()>;
+    /// A file's blame, in line order.
+    fn blame_of(&self, path: &str) -> Result<Vec<BlameLines>>;
+    /// Paths with lines last changed by one of `shas`.
+    fn paths_blamed_on(&self, shas: &[String]) -> Result<std::collections::HashSet<String>>;
+
     /// Which of `keys` (hashes of embedded texts) already have a vector for `model`.
     fn vector_keys_present(
         &self,

@@ -190,3 +190,36 @@ pub struct VectorMeta {
     /// Seconds since the epoch.
     pub built_at: i64,
 }
+
+/// A commit as the history tables keep it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CommitRecord {
+    pub sha: String,
+    pub author_name: String,
+    pub author_email: String,
+    pub author_time: i64,
+    pub committer_time: i64,
+    pub summary: String,
+    pub message: String,
+    pub parents: Vec<String>,
+    /// (path, status, old path) of the files it changed.
+    pub files: Vec<(String, String, Option<String>)>,
+}
+
+/// Lines `start_line..=end_line` of a file were last changed by `sha`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlameLines {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub sha: String,
+}
+
+/// One file's blame, for the blob it was computed on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileBlameRecord {
+    pub path: String,
+    pub blob_id: String,
+    /// `exact`, `partial` or `last-change`.
+    pub method: String,
+    pub ranges: Vec<BlameLines>,
+}

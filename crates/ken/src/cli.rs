@@ -74,6 +74,13 @@ pub enum Command {
     Eval(EvalArgs),
     /// What is indexed, at which commit, and how much is embedded.
     Status(StatusArgs),
+    /// Who knows this code: people ranked by recent ownership of the code a
+    /// topic, path or symbol names, with the evidence.
+    Who(WhoArgs),
+    /// People seen in the history, with every alias (from .mailmap and identities.toml).
+    People(PeopleArgs),
+    /// Find commits by words in their messages and changed paths.
+    LogSearch(LogSearchArgs),
     /// Who calls a symbol (direct callers).
     Callers(StructureArgs),
     /// What a symbol calls.
@@ -86,6 +93,46 @@ pub enum Command {
     /// Install or distil embedding models.
     #[command(subcommand)]
     Model(ModelCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct WhoArgs {
+    /// A topic ("payment retries"), a path (`src/auth/` or a file) or a symbol.
+    pub query: Vec<String>,
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "NAME")]
+    pub repos: Vec<String>,
+    /// Number of people.
+    #[arg(short = 'n', long, default_value_t = 5)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct PeopleArgs {
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "NAME")]
+    pub repos: Vec<String>,
+    /// Include bots (dependabot, renovate, github-actions...).
+    #[arg(long)]
+    pub bots: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogSearchArgs {
+    /// Words to look for (empty: the newest commits matching the filters).
+    pub query: Vec<String>,
+    #[arg(short = 'n', long, default_value_t = 10)]
+    pub limit: usize,
+    #[arg(long = "repo", value_name = "NAME")]
+    pub repos: Vec<String>,
+    /// Only commits by this person (any alias).
+    #[arg(long, value_name = "PERSON")]
+    pub author: Option<String>,
+    /// Only commits since a date (2024-05-01) or age (2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -177,6 +224,15 @@ pub struct SearchArgs {
     /// One result per file (its best chunk).
     #[arg(long)]
     pub files: bool,
+    /// Only code last changed by this person (a name, email, handle or id; any alias).
+    #[arg(long, value_name = "PERSON")]
+    pub author: Option<String>,
+    /// Only code changed since a date (2024-05-01), an age (3d, 2w, 6m) or `yesterday`.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only code changed until a date or age.
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
     /// Which signals: `hybrid` (default: everything, dense when vectors exist),
     /// `lexical` (symbols + BM25) or `semantic` (embeddings only).
     #[arg(long, value_enum, default_value_t = SearchMode::Hybrid)]
@@ -210,6 +266,10 @@ pub struct EvalArgs {
     /// Only the first N queries of each repository.
     #[arg(long, value_name = "N")]
     pub max_queries: Option<usize>,
+    /// Also evaluate `ken who` against each query's commit author (who
+    /// should fix this), next to two baselines.
+    #[arg(long)]
+    pub who: bool,
     /// Override a ranking constant, e.g. `w_file=0.5` (repeatable; for experiments).
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,

@@ -13,6 +13,13 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // Like other command-line tools, stop quietly when the reader of our
+    // output goes away (`ken people | head`) instead of failing to print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args = cli::Cli::parse();
     let out = output::Output::new(args.global.json, args.global.color);
     let code = match cmd::run(args, &out) {

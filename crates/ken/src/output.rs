@@ -93,7 +93,7 @@ pub fn hit_json(rank: usize, h: &Hit) -> Value {
         "pinned": h.pinned,
         "signals": signals,
         "commit": h.commit,
-        "authors": h.authors.iter().map(|a| json!({"name": a.name, "share": a.share})).collect::<Vec<_>>(),
+        "authors": h.authors.iter().map(|a| json!({"name": a.name, "share": round(a.share)})).collect::<Vec<_>>(),
         "snippet": h.snippet,
     })
 }

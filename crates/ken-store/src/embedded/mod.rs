@@ -337,11 +337,17 @@ impl Store for EmbeddedStore {
             let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
             let mut del_symbols = tx.prepare_cached("DELETE FROM symbols WHERE path = ?1")?;
             let mut del_facts = tx.prepare_cached("DELETE FROM facts WHERE path = ?1")?;
+            let mut del_blame = tx.prepare_cached("DELETE FROM blame WHERE path = ?1")?;
+            let mut del_blame_done = tx.prepare_cached("DELETE FROM blame_done WHERE path = ?1")?;
             let mut del_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
             for p in &paths {
                 del_chunks.execute([p])?;
                 del_symbols.execute([p])?;
                 del_facts.execute([p])?;
+                if batch.deletes.iter().any(|d| d == p) {
+                    del_blame.execute([p])?;
+                    del_blame_done.execute([p])?;
+                }
                 del_file.execute([p])?;
             }
             let mut ins_file = tx.prepare_cached(
@@ -562,6 +568,52 @@ impl Store for EmbeddedStore {
 
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
         sql::vector_keys_present(&self.conn, model, keys)
+    }
+
+    fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
+        sql::commit_stats(&self.conn)
+    }
+
+    fn add_commits(&mut self, commits: &[crate::CommitRecord]) -> Result<usize> {
+        self.writing()?;
+        sql::add_commits(&mut self.conn, commits)
+    }
+
+    fn commits(
+        &self,
+        shas: &[String],
+        with_files: bool,
+    ) -> Result<HashMap<String, crate::CommitRecord>> {
+        sql::commits(&self.conn, shas, with_files)
+    }
+
+    fn all_commits(&self) -> Result<Vec<crate::CommitRecord>> {
+        sql::all_commits(&self.conn)
+    }
+
+    fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
+        sql::search_commits(&self.conn, query, limit)
+    }
+
+    fn commits_touching(&self, paths: &[String]) -> Result<Vec<(String, String)>> {
+        sql::commits_touching(&self.conn, paths)
+    }
+
+    fn blame_needed(&self, files: &[(String, String)]) -> Result<Vec<String>> {
+        sql::blame_needed(&self.conn, files)
+    }
+
+    fn put_blame(&mut self, items: &[crate::FileBlameRecord]) -> Result<()> {
+        self.writing()?;
+        sql::put_blame(&mut self.conn, items)
+    }
+
+    fn blame_of(&self, path: &str) -> Result<Vec<crate::BlameLines>> {
+        sql::blame_of(&self.conn, path)
+    }
+
+    fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
+        sql::paths_blamed_on(&self.conn, shas)
     }
 
     fn vector_models(&self) -> Result<Vec<String>> {

@@ -70,6 +70,18 @@ CREATE TABLE IF NOT EXISTS def_rank (
     PRIMARY KEY (path, qualname, nth)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS file_rank (path TEXT PRIMARY KEY, rank REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS commits (
+    sha TEXT PRIMARY KEY, author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+    author_time INTEGER NOT NULL, committer_time INTEGER NOT NULL,
+    summary TEXT NOT NULL, message TEXT NOT NULL, parents TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS commit_files (sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, old_path TEXT);
+CREATE INDEX IF NOT EXISTS commit_files_path ON commit_files(path);
+CREATE INDEX IF NOT EXISTS commit_files_sha ON commit_files(sha);
+CREATE VIRTUAL TABLE IF NOT EXISTS commit_fts USING fts5(sha UNINDEXED, message, paths);
+CREATE TABLE IF NOT EXISTS blame (path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, sha TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS blame_path ON blame(path);
+CREATE TABLE IF NOT EXISTS blame_done (path TEXT PRIMARY KEY, blob_id TEXT NOT NULL, method TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -546,6 +558,214 @@ pub(crate) fn def_ranks(conn: &Connection, path: &str) -> Result<Vec<(String, u3
         conn.prepare_cached("SELECT qualname, nth, rank FROM def_rank WHERE path = ?1")?;
     let rows = stmt.query_map([path], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+// ---- history and authorship ----
+
+pub(crate) fn commit_stats(conn: &Connection) -> Result<(u64, Option<i64>)> {
+    Ok(conn.query_row(
+        "SELECT count(*), max(committer_time) FROM commits",
+        [],
+        |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Option<i64>>(1)?)),
+    )?)
+}
+
+pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]) -> Result<usize> {
+    let tx = conn.transaction()?;
+    let mut added = 0;
+    {
+        let mut exists = tx.prepare_cached("SELECT 1 FROM commits WHERE sha = ?1")?;
+        let mut ins = tx.prepare_cached(
+            "INSERT INTO commits(sha, author_name, author_email, author_time, committer_time, summary, message, parents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        let mut ins_file = tx.prepare_cached(
+            "INSERT INTO commit_files(sha, path, status, old_path) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        let mut ins_fts =
+            tx.prepare_cached("INSERT INTO commit_fts(sha, message, paths) VALUES (?1, ?2, ?3)")?;
+        for c in commits {
+            if exists.exists([&c.sha])? {
+                continue;
+            }
+            ins.execute(params![
+                c.sha,
+                c.author_name,
+                c.author_email,
+                c.author_time,
+                c.committer_time,
+                c.summary,
+                c.message,
+                c.parents.join(" ")
+            ])?;
+            let mut paths = String::new();
+            for (path, status, old) in &c.files {
+                ins_file.execute(params![c.sha, path, status, old])?;
+                // path words for full-text search: `src/flask/app.py` → `src flask app py`
+                paths.push_str(&path.replace(['/', '.', '_', '-'], " "));
+                paths.push(' ');
+            }
+            ins_fts.execute(params![c.sha, c.message, paths])?;
+            added += 1;
+        }
+    }
+    tx.commit()?;
+    Ok(added)
+}
+
+fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<crate::CommitRecord> {
+    let parents: String = r.get(7)?;
+    Ok(crate::CommitRecord {
+        sha: r.get(0)?,
+        author_name: r.get(1)?,
+        author_email: r.get(2)?,
+        author_time: r.get(3)?,
+        committer_time: r.get(4)?,
+        summary: r.get(5)?,
+        message: r.get(6)?,
+        parents: parents.split_whitespace().map(str::to_string).collect(),
+        files: Vec::new(),
+    })
+}
+
+const COMMIT_COLUMNS: &str =
+    "sha, author_name, author_email, author_time, committer_time, summary, message, parents";
+
+pub(crate) fn commits(
+    conn: &Connection,
+    shas: &[String],
+    with_files: bool,
+) -> Result<HashMap<String, crate::CommitRecord>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COMMIT_COLUMNS} FROM commits WHERE sha = ?1"
+    ))?;
+    let mut files =
+        conn.prepare_cached("SELECT path, status, old_path FROM commit_files WHERE sha = ?1")?;
+    let mut out = HashMap::new();
+    for sha in shas {
+        if out.contains_key(sha) {
+            continue;
+        }
+        if let Some(mut c) = stmt.query_row([sha], commit_from_row).optional()? {
+            if with_files {
+                c.files = files
+                    .query_map([sha], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<std::result::Result<_, _>>()?;
+            }
+            out.insert(sha.clone(), c);
+        }
+    }
+    Ok(out)
+}
+
+/// Every commit, newest first (without files).
+pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<crate::CommitRecord>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COMMIT_COLUMNS} FROM commits ORDER BY committer_time DESC"
+    ))?;
+    let rows = stmt.query_map([], commit_from_row)?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// Commits whose message or changed paths match `query` (FTS5 BM25), best first.
+pub(crate) fn search_commits(
+    conn: &Connection,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<(String, f32)>> {
+    // an FTS5 query of plain words joined by OR (quoted: no syntax from the user)
+    let words: Vec<String> = ken_core::ident::words(query)
+        .map(|(_, w)| w.to_lowercase())
+        .filter(|w| !ken_core::ident::is_stop_word(w))
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT sha, bm25(commit_fts, 0.0, 1.0, 0.5) FROM commit_fts WHERE commit_fts MATCH ?1 ORDER BY bm25(commit_fts, 0.0, 1.0, 0.5) LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![words.join(" OR "), limit as i64], |r| {
+        Ok((r.get::<_, String>(0)?, -(r.get::<_, f64>(1)? as f32)))
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// (sha, path) of commits that changed any of `paths`.
+pub(crate) fn commits_touching(
+    conn: &Connection,
+    paths: &[String],
+) -> Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare_cached("SELECT sha, path FROM commit_files WHERE path = ?1")?;
+    let mut out = Vec::new();
+    for p in paths {
+        let rows = stmt.query_map([p], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    Ok(out)
+}
+
+/// Which of (path, blob id) have no blame for that blob yet.
+pub(crate) fn blame_needed(conn: &Connection, files: &[(String, String)]) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT blob_id FROM blame_done WHERE path = ?1")?;
+    let mut out = Vec::new();
+    for (path, blob) in files {
+        let done: Option<String> = stmt.query_row([path], |r| r.get(0)).optional()?;
+        if done.as_deref() != Some(blob.as_str()) {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn put_blame(conn: &mut Connection, items: &[crate::FileBlameRecord]) -> Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut del = tx.prepare_cached("DELETE FROM blame WHERE path = ?1")?;
+        let mut ins = tx.prepare_cached(
+            "INSERT INTO blame(path, start_line, end_line, sha) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        let mut done = tx.prepare_cached(
+            "INSERT OR REPLACE INTO blame_done(path, blob_id, method) VALUES (?1, ?2, ?3)",
+        )?;
+        for f in items {
+            del.execute([&f.path])?;
+            for r in &f.ranges {
+                ins.execute(params![f.path, r.start_line, r.end_line, r.sha])?;
+            }
+            done.execute(params![f.path, f.blob_id, f.method])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn blame_of(conn: &Connection, path: &str) -> Result<Vec<crate::BlameLines>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT start_line, end_line, sha FROM blame WHERE path = ?1 ORDER BY start_line",
+    )?;
+    let rows = stmt.query_map([path], |r| {
+        Ok(crate::BlameLines {
+            start_line: r.get(0)?,
+            end_line: r.get(1)?,
+            sha: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// Paths with lines last changed by one of `shas`.
+pub(crate) fn paths_blamed_on(conn: &Connection, shas: &[String]) -> Result<HashSet<String>> {
+    let mut stmt = conn.prepare_cached("SELECT DISTINCT path FROM blame WHERE sha = ?1")?;
+    let mut out = HashSet::new();
+    for s in shas {
+        for p in stmt.query_map([s], |r| r.get::<_, String>(0))? {
+            out.insert(p?);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

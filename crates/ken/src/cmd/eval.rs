@@ -36,6 +36,7 @@ pub fn run(mut settings: Settings, a: EvalArgs, out: &Output, quiet: bool) -> Re
         },
         per_query: a.per_query,
         max_queries: a.max_queries,
+        who: a.who,
     };
     let log = |line: &str| {
         if !quiet {

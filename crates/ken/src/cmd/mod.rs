@@ -4,6 +4,7 @@ mod embed;
 mod eval;
 mod index;
 mod model;
+mod people;
 mod search;
 mod status;
 mod structure;
@@ -30,6 +31,9 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
         Command::Search(a) => search::run(settings, a, out),
         Command::Eval(a) => eval::run(settings, a, out, quiet),
         Command::Status(a) => status::run(settings, a, out),
+        Command::Who(a) => people::who(settings, a, out),
+        Command::People(a) => people::people(settings, a, out),
+        Command::LogSearch(a) => people::log_search(settings, a, out),
         Command::Callers(a) => structure::run(settings, a, Walk::Callers, out),
         Command::Callees(a) => structure::run(settings, a, Walk::Callees, out),
         Command::Impact(a) => {

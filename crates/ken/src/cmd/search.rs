@@ -31,6 +31,17 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
         query: query.clone(),
         limit: a.limit.max(1),
         filters: Filters {
+            author: a.author.clone(),
+            since: a
+                .since
+                .as_deref()
+                .map(|t| ken_engine::time::parse_time(t, now()))
+                .transpose()?,
+            until: a
+                .until
+                .as_deref()
+                .map(|t| ken_engine::time::parse_time(t, now()))
+                .transpose()?,
             repos: a.repos,
             languages,
             path_globs: a.paths,
@@ -95,4 +106,11 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
         ))
     );
     Ok(0)
+}
+
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }

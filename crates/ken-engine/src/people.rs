@@ -1,0 +1,463 @@
+//! The people layer in the index: commit history with changed files,
+//! per-file blame at the indexed commit (only for changed files), and the
+//! questions built on them — who wrote a chunk, who knows a topic, which
+//! commits match a query.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use ken_core::AuthorShare;
+use ken_source::{BlameMethod, BlameOptions, GitRepo, Identities, LogOptions, PersonRef};
+use ken_store::{BlameLines, CommitRecord, FileBlameRecord, Store};
+use serde::Serialize;
+
+use crate::{EngineError, Result};
+
+/// What the people step of an index run did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PeopleReport {
+    pub commits_added: usize,
+    pub files_blamed: usize,
+    /// Files blamed with a fallback (too long, over the time budget).
+    pub fallbacks: usize,
+    pub seconds: f64,
+}
+
+/// Files blamed per store transaction.
+const BLAME_BATCH: usize = 100;
+/// Overlap kept when walking only new history (clock skew between commits).
+const HISTORY_OVERLAP_SECS: i64 = 14 * 24 * 3600;
+
+/// Record new history up to `commit` and blame the files (path, blob id)
+/// whose blame is missing or stale. Resumable: every batch is committed.
+pub fn update_people(
+    store: &mut dyn Store,
+    repo: &GitRepo,
+    commit: &str,
+    files: &[(String, String)],
+) -> Result<PeopleReport> {
+    let started = Instant::now();
+    let mut report = PeopleReport::default();
+    let (known, newest) = store.commit_stats()?;
+    let log = repo.log(LogOptions {
+        from: commit.to_string(),
+        since: if known > 0 {
+            newest.map(|t| t - HISTORY_OVERLAP_SECS)
+        } else {
+            None
+        },
+        with_files: true,
+        ..LogOptions::default()
+    })?;
+    let records: Vec<CommitRecord> = log
+        .into_iter()
+        .map(|c| CommitRecord {
+            sha: c.meta.sha,
+            author_name: c.meta.author_name,
+            author_email: c.meta.author_email,
+            author_time: c.meta.author_time,
+            committer_time: c.meta.committer_time,
+            summary: c.meta.summary,
+            message: c.meta.message,
+            parents: c.meta.parents,
+            files: c
+                .files
+                .into_iter()
+                .map(|f| (f.path, format!("{:?}", f.status).to_lowercase(), f.old_path))
+                .collect(),
+        })
+        .collect();
+    for chunk in records.chunks(5000) {
+        report.commits_added += store.add_commits(chunk)?;
+    }
+
+    let needed = store.blame_needed(files)?;
+    let blob: HashMap<&str, &str> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_str()))
+        .collect();
+    for batch in needed.chunks(BLAME_BATCH) {
+        let blamed = repo.blame_files_with(commit, batch, &BlameOptions::default());
+        let mut records = Vec::with_capacity(blamed.len());
+        for fb in blamed {
+            let method = match fb.method {
+                BlameMethod::Exact => "exact",
+                BlameMethod::Partial(_) => "partial",
+                BlameMethod::LastChange(_) => "last-change",
+            };
+            if method != "exact" {
+                report.fallbacks += 1;
+            }
+            // a file git cannot blame (not in the commit) gets an empty blame
+            let ranges = fb.ranges.unwrap_or_default();
+            records.push(FileBlameRecord {
+                blob_id: blob
+                    .get(fb.path.as_str())
+                    .copied()
+                    .unwrap_or_default()
+                    .to_string(),
+                path: fb.path,
+                method: method.to_string(),
+                ranges: ranges
+                    .into_iter()
+                    .map(|r| BlameLines {
+                        start_line: r.start_line,
+                        end_line: r.end_line,
+                        sha: r.commit,
+                    })
+                    .collect(),
+            });
+        }
+        report.files_blamed += records.len();
+        store.put_blame(&records)?;
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The identity resolver for a repository: its `.mailmap`, then
+/// `$KEN_HOME/identities.toml`, then the repository's `.ken/identities.toml`.
+pub fn identities(home: &Path, store: &dyn Store) -> Result<Identities> {
+    let mailmap = store.file_text(".mailmap")?;
+    let mut files: Vec<(String, String)> = Vec::new();
+    let global = home.join("identities.toml");
+    if let Ok(text) = std::fs::read_to_string(&global) {
+        files.push((global.display().to_string(), text));
+    }
+    if let Some(text) = store.file_text(".ken/identities.toml")? {
+        files.push((".ken/identities.toml".to_string(), text));
+    }
+    let labelled: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(l, t)| (l.as_str(), t.as_str()))
+        .collect();
+    Identities::from_labelled(mailmap.as_deref(), &labelled)
+        .map_err(|e| EngineError::Usage(e.to_string()))
+}
+
+/// [`identities`] with every commit author of the history observed, so
+/// that people seen only in commits can be found by any alias.
+pub fn observed_identities(home: &Path, store: &dyn Store) -> Result<Identities> {
+    let mut ids = identities(home, store)?;
+    for c in store.all_commits()? {
+        ids.observe(&c.author_name, &c.author_email);
+    }
+    Ok(ids)
+}
+
+/// Authorship of line ranges, with caches (one per query).
+pub struct Authorship<'a> {
+    store: &'a dyn Store,
+    ids: &'a Identities,
+    blame: HashMap<String, Vec<BlameLines>>,
+    commits: HashMap<String, CommitRecord>,
+}
+
+/// Who wrote a range: people by line count, and the newest change.
+#[derive(Debug, Clone, Default)]
+pub struct RangeAuthors {
+    /// (person, lines, newest author time of their lines, their newest commit)
+    pub people: Vec<(PersonRef, u32, i64, String)>,
+    pub lines: u32,
+    pub last_commit: Option<String>,
+    pub last_time: Option<i64>,
+}
+
+impl<'a> Authorship<'a> {
+    pub fn new(store: &'a dyn Store, ids: &'a Identities) -> Authorship<'a> {
+        Authorship {
+            store,
+            ids,
+            blame: HashMap::new(),
+            commits: HashMap::new(),
+        }
+    }
+
+    fn commit(&mut self, sha: &str) -> Result<Option<CommitRecord>> {
+        if !self.commits.contains_key(sha) {
+            let found = self.store.commits(&[sha.to_string()], false)?;
+            match found.into_values().next() {
+                Some(c) => {
+                    self.commits.insert(sha.to_string(), c);
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(self.commits.get(sha).cloned())
+    }
+
+    /// Authors of `path` lines `start..=end` at the indexed commit.
+    pub fn range(&mut self, path: &str, start: u32, end: u32) -> Result<RangeAuthors> {
+        if !self.blame.contains_key(path) {
+            let b = self.store.blame_of(path)?;
+            self.blame.insert(path.to_string(), b);
+        }
+        let ranges: Vec<BlameLines> = self.blame[path]
+            .iter()
+            .filter(|r| r.end_line >= start && r.start_line <= end)
+            .cloned()
+            .collect();
+        let mut per: HashMap<String, (PersonRef, u32, i64, String)> = HashMap::new();
+        let mut out = RangeAuthors::default();
+        for r in ranges {
+            let lines = r.end_line.min(end) + 1 - r.start_line.max(start);
+            let Some(c) = self.commit(&r.sha)? else {
+                continue;
+            };
+            let person = self.ids.resolve(&c.author_name, &c.author_email);
+            let e = per
+                .entry(person.id.clone())
+                .or_insert((person, 0, i64::MIN, String::new()));
+            e.1 += lines;
+            if c.author_time > e.2 {
+                e.2 = c.author_time;
+                e.3 = c.sha.clone();
+            }
+            out.lines += lines;
+            if out.last_time.is_none_or(|t| c.author_time > t) {
+                out.last_time = Some(c.author_time);
+                out.last_commit = Some(c.sha.clone());
+            }
+        }
+        let mut people: Vec<_> = per.into_values().collect();
+        people.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
+        out.people = people;
+        Ok(out)
+    }
+
+    /// Authors as search results show them: bots left out, shares of the range's lines.
+    pub fn shares(&mut self, path: &str, start: u32, end: u32) -> Result<Vec<AuthorShare>> {
+        let r = self.range(path, start, end)?;
+        let total = r.lines.max(1) as f32;
+        Ok(r.people
+            .iter()
+            .filter(|(p, ..)| !p.is_bot)
+            .map(|(p, lines, ..)| AuthorShare {
+                name: p.display_name.clone(),
+                share: (*lines as f32 / total * 1000.0).round() / 1000.0,
+            })
+            .collect())
+    }
+}
+
+/// Evidence that a person knows some code.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub path: String,
+    pub symbol: Option<String>,
+    /// Share of the code's lines they last changed.
+    pub share: f32,
+    pub last_commit: Option<String>,
+    /// When they last changed it (seconds since the epoch).
+    pub when: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WhoPerson {
+    pub rank: usize,
+    pub id: String,
+    pub name: String,
+    pub emails: Vec<String>,
+    pub score: f32,
+    pub evidence: Vec<Evidence>,
+}
+
+/// A piece of code the question is about, with how much it matters.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub path: String,
+    pub symbol: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub weight: f32,
+}
+
+/// Half-life of authorship: knowledge of code fades as it ages.
+const HALF_LIFE_DAYS: f64 = 365.0;
+
+fn recency(now: i64, when: i64) -> f32 {
+    let days = ((now - when).max(0) as f64) / 86_400.0;
+    (0.5f64).powf(days / HALF_LIFE_DAYS) as f32
+}
+
+/// Rank the people who know `targets`: recency-weighted line ownership,
+/// plus their commits that touched the targets' files. Bots are left out.
+pub fn rank_people(
+    store: &dyn Store,
+    ids: &Identities,
+    targets: &[Target],
+    now: i64,
+    limit: usize,
+) -> Result<Vec<WhoPerson>> {
+    let mut auth = Authorship::new(store, ids);
+    let mut score: HashMap<String, f32> = HashMap::new();
+    let mut who: HashMap<String, PersonRef> = HashMap::new();
+    let mut evidence: HashMap<String, Vec<Evidence>> = HashMap::new();
+    for t in targets {
+        let r = auth.range(&t.path, t.start_line, t.end_line)?;
+        let total = r.lines.max(1) as f32;
+        for (p, lines, when, sha) in &r.people {
+            if p.is_bot {
+                continue;
+            }
+            let share = *lines as f32 / total;
+            *score.entry(p.id.clone()).or_default() += t.weight * share * recency(now, *when);
+            who.entry(p.id.clone()).or_insert_with(|| p.clone());
+            evidence.entry(p.id.clone()).or_default().push(Evidence {
+                path: t.path.clone(),
+                symbol: t.symbol.clone(),
+                share: (share * 1000.0).round() / 1000.0,
+                last_commit: Some(sha.clone()),
+                when: Some(*when),
+            });
+        }
+    }
+    // commits touching the files, each a little evidence of knowing them
+    let mut file_weight: BTreeMap<&str, f32> = BTreeMap::new();
+    for t in targets {
+        let w = file_weight.entry(t.path.as_str()).or_default();
+        *w = w.max(t.weight);
+    }
+    let paths: Vec<String> = file_weight.keys().map(|p| p.to_string()).collect();
+    let touching = store.commits_touching(&paths)?;
+    let shas: Vec<String> = touching.iter().map(|(s, _)| s.clone()).collect();
+    let commits = store.commits(&shas, false)?;
+    for (sha, path) in &touching {
+        let Some(c) = commits.get(sha) else { continue };
+        if c.committer_time > now {
+            continue; // newer than the indexed commit
+        }
+        let p = ids.resolve(&c.author_name, &c.author_email);
+        if p.is_bot {
+            continue;
+        }
+        let w = file_weight.get(path.as_str()).copied().unwrap_or(0.0);
+        *score.entry(p.id.clone()).or_default() += 0.1 * w * recency(now, c.author_time);
+        who.entry(p.id.clone()).or_insert(p);
+    }
+    let mut ranked: Vec<(String, f32)> = score.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(limit);
+    Ok(ranked
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, s))| {
+            let p = &who[&id];
+            let person = ids.person(&id);
+            let mut ev = evidence.remove(&id).unwrap_or_default();
+            ev.sort_by(|a, b| b.share.total_cmp(&a.share).then(b.when.cmp(&a.when)));
+            ev.truncate(5);
+            WhoPerson {
+                rank: i + 1,
+                id: id.clone(),
+                name: p.display_name.clone(),
+                emails: person.map(|x| x.emails.clone()).unwrap_or_default(),
+                score: (s * 10_000.0).round() / 10_000.0,
+                evidence: ev,
+            }
+        })
+        .collect())
+}
+
+/// People seen in the history, with their aliases and commit counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonSummary {
+    pub id: String,
+    pub name: String,
+    pub emails: Vec<String>,
+    pub names: Vec<String>,
+    pub handles: Vec<String>,
+    pub external: BTreeMap<String, String>,
+    pub bot: bool,
+    pub commits: u64,
+    pub last_commit_time: Option<i64>,
+}
+
+pub fn people(
+    store: &dyn Store,
+    mut ids: Identities,
+    include_bots: bool,
+) -> Result<Vec<PersonSummary>> {
+    let mut counts: HashMap<String, (u64, i64)> = HashMap::new();
+    for c in store.all_commits()? {
+        let p = ids.observe(&c.author_name, &c.author_email);
+        let e = counts.entry(p.id).or_insert((0, i64::MIN));
+        e.0 += 1;
+        e.1 = e.1.max(c.author_time);
+    }
+    let mut out: Vec<PersonSummary> = ids
+        .people()
+        .iter()
+        .filter(|p| include_bots || !p.is_bot)
+        .map(|p| {
+            let (n, last) = counts.get(&p.id).copied().unwrap_or((0, i64::MIN));
+            PersonSummary {
+                id: p.id.clone(),
+                name: p.name.clone(),
+                emails: p.emails.clone(),
+                names: p.names.clone(),
+                handles: p.handles.clone(),
+                external: p.external.clone(),
+                bot: p.is_bot,
+                commits: n,
+                last_commit_time: (last != i64::MIN).then_some(last),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.commits.cmp(&a.commits).then(a.id.cmp(&b.id)));
+    Ok(out)
+}
+
+/// The shas of commits by people matching `who` (any alias), within times.
+pub fn commits_by(
+    store: &dyn Store,
+    ids: &Identities,
+    who: Option<&str>,
+    since: Option<i64>,
+    until: Option<i64>,
+) -> Result<Vec<String>> {
+    let commits = store.all_commits()?;
+    let wanted: Option<HashSet<String>> = match who {
+        Some(q) => {
+            // people seen only in commits can be found by any alias too
+            let mut seen = ids.clone();
+            for c in &commits {
+                seen.observe(&c.author_name, &c.author_email);
+            }
+            let found: HashSet<String> = seen.find(q).into_iter().map(|p| p.id).collect();
+            Some(found)
+        }
+        None => None,
+    };
+    let mut out = Vec::new();
+    for c in commits {
+        if since.is_some_and(|s| c.author_time < s) || until.is_some_and(|u| c.author_time > u) {
+            continue;
+        }
+        if let Some(w) = &wanted {
+            let p = ids.resolve(&c.author_name, &c.author_email);
+            if !w.contains(&p.id)
+                && !matches_loosely(who.unwrap_or(""), &c.author_name, &c.author_email)
+            {
+                continue;
+            }
+        }
+        out.push(c.sha);
+    }
+    Ok(out)
+}
+
+/// An author query matches a commit identity by name or email words.
+fn matches_loosely(q: &str, name: &str, email: &str) -> bool {
+    let q = q.to_lowercase();
+    if q.is_empty() {
+        return false;
+    }
+    let name = name.to_lowercase();
+    let email = email.to_lowercase();
+    name == q
+        || email == q
+        || name.split_whitespace().any(|w| w == q)
+        || email.split('@').next() == Some(q.as_str())
+}

@@ -1,0 +1,106 @@
+//! Times as users write them: `2024-05-01`, `2w` (two weeks ago), `3d`,
+//! `6m`, `1y`, `12h`, `yesterday`, `today`, or seconds since the epoch.
+
+use crate::{EngineError, Result};
+
+/// Seconds since the epoch for `s`, relative to `now`.
+pub fn parse_time(s: &str, now: i64) -> Result<i64> {
+    let t = s.trim().to_ascii_lowercase();
+    let bad = || {
+        EngineError::Usage(format!(
+            "cannot read the time `{s}`: use a date (2024-05-01), an age (3d, 2w, 6m, 1y), `yesterday`, or a commit sha"
+        ))
+    };
+    match t.as_str() {
+        "now" => return Ok(now),
+        "today" => return Ok(now - now.rem_euclid(86_400)),
+        "yesterday" => return Ok(now - now.rem_euclid(86_400) - 86_400),
+        _ => {}
+    }
+    if let Some(unit) = t.chars().last()
+        && let Ok(n) = t[..t.len() - 1].trim().parse::<i64>()
+    {
+        let secs = match unit {
+            'h' => 3600,
+            'd' => 86_400,
+            'w' => 7 * 86_400,
+            'm' => 30 * 86_400,
+            'y' => 365 * 86_400,
+            _ => return Err(bad()),
+        };
+        return Ok(now - n * secs);
+    }
+    if let Some(d) = parse_date(&t) {
+        return Ok(d);
+    }
+    if t.len() >= 9 && t.chars().all(|c| c.is_ascii_digit()) {
+        return t.parse().map_err(|_| bad());
+    }
+    Err(bad())
+}
+
+/// `YYYY-MM-DD` (UTC midnight).
+fn parse_date(t: &str) -> Option<i64> {
+    let mut it = t.split('-');
+    let y: i64 = it.next()?.parse().ok()?;
+    let m: i64 = it.next()?.parse().ok()?;
+    let d: i64 = it.next()?.get(..2)?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d) * 86_400)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DD` of a time (UTC).
+pub fn format_date(t: i64) -> String {
+    let z = t.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000; // 2023-11-14T22:13:20Z
+
+    #[test]
+    fn dates_and_ages() {
+        assert_eq!(parse_time("2023-11-14", NOW).unwrap(), 1_699_920_000);
+        assert_eq!(format_date(1_699_920_000), "2023-11-14");
+        assert_eq!(format_date(0), "1970-01-01");
+        assert_eq!(parse_time("2w", NOW).unwrap(), NOW - 14 * 86_400);
+        assert_eq!(parse_time("3d", NOW).unwrap(), NOW - 3 * 86_400);
+        assert_eq!(
+            parse_time("yesterday", NOW).unwrap(),
+            1_699_920_000 - 86_400
+        );
+        assert_eq!(parse_time("1700000000", NOW).unwrap(), NOW);
+        assert!(parse_time("next tuesday", NOW).is_err());
+        assert!(parse_time("2023-13-01", NOW).is_err());
+        for t in [0, 951_782_400, 1_700_000_000, 4_102_444_800] {
+            assert_eq!(
+                parse_time(&format_date(t), NOW).unwrap(),
+                t - t.rem_euclid(86_400)
+            );
+        }
+    }
+}

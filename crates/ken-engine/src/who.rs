@@ -1,0 +1,259 @@
+//! `ken who` (who knows this code) and `ken log-search` (commits by words).
+
+use std::collections::HashSet;
+
+use ken_core::Filters;
+use ken_embed::Embedder;
+use ken_source::Identities;
+use ken_store::{EmbeddedStore, Store, SymbolTier};
+use serde::Serialize;
+
+use crate::people::{self, Target, WhoPerson};
+use crate::search::{Mode, RankParams, SearchEnv, SearchRequest, search_store};
+use crate::{EngineError, Result, Settings, home, semantic};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WhoResponse {
+    pub query: String,
+    /// How the query was read: `path`, `symbol` or `topic`.
+    pub read_as: String,
+    pub people: Vec<WhoPerson>,
+}
+
+/// Search results used as the code a topic is about.
+const TOPIC_CHUNKS: usize = 20;
+
+/// Who knows `query` — a path (file or folder), a symbol, or a topic — in one repository.
+pub fn who_store(
+    store: &dyn Store,
+    ids: &Identities,
+    query: &str,
+    now: i64,
+    limit: usize,
+    rank: &RankParams,
+    embedder: Option<&dyn Embedder>,
+) -> Result<WhoResponse> {
+    let q = query.trim().trim_end_matches('/');
+    let files: Vec<(String, u64)> = store
+        .files()?
+        .into_iter()
+        .filter(|f| f.skip.is_none())
+        .map(|f| (f.path, f.size))
+        .collect();
+    let under: Vec<&(String, u64)> = files
+        .iter()
+        .filter(|(p, _)| p == q || p.starts_with(&format!("{q}/")))
+        .collect();
+    let (read_as, targets): (&str, Vec<Target>) = if !q.is_empty() && !under.is_empty() {
+        let targets = under
+            .iter()
+            .map(|(p, _)| Target {
+                path: p.clone(),
+                symbol: None,
+                start_line: 1,
+                end_line: u32::MAX,
+                weight: 1.0,
+            })
+            .collect();
+        ("path", targets)
+    } else {
+        let exact: Vec<_> = store
+            .lookup_symbols(q, 20, false)?
+            .into_iter()
+            .filter(|m| matches!(m.tier, SymbolTier::Exact | SymbolTier::ExactFolded))
+            .collect();
+        if !exact.is_empty() && !q.contains(' ') {
+            let targets = exact
+                .into_iter()
+                .map(|m| Target {
+                    path: m.path,
+                    symbol: Some(m.qualname),
+                    start_line: m.start_line,
+                    end_line: m.end_line,
+                    weight: 1.0,
+                })
+                .collect();
+            ("symbol", targets)
+        } else {
+            let req = SearchRequest {
+                query: q.to_string(),
+                limit: TOPIC_CHUNKS,
+                filters: Filters::default(),
+                files: false,
+                mode: Mode::Hybrid,
+            };
+            let hits = search_store(
+                store,
+                "",
+                None,
+                &req,
+                SearchEnv {
+                    rank,
+                    embedder,
+                    identities: None,
+                },
+            )?
+            .hits;
+            let targets = hits
+                .into_iter()
+                .enumerate()
+                .map(|(i, h)| Target {
+                    path: h.path,
+                    symbol: h.symbol,
+                    start_line: h.start_line,
+                    end_line: h.end_line,
+                    // the best matches count most
+                    weight: 1.0 / (1.0 + i as f32 * 0.25),
+                })
+                .collect();
+            ("topic", targets)
+        }
+    };
+    Ok(WhoResponse {
+        query: query.to_string(),
+        read_as: read_as.to_string(),
+        people: people::rank_people(store, ids, &targets, now, limit)?,
+    })
+}
+
+/// `ken who` over the selected repositories (one is expected; several are merged by score).
+pub fn who(
+    settings: &Settings,
+    query: &str,
+    repos: &[String],
+    limit: usize,
+) -> Result<WhoResponse> {
+    let selected = home::select_repos(&settings.home, repos)?;
+    let embedder = semantic::open_embedder(&settings.embedder)?;
+    let mut all: Option<WhoResponse> = None;
+    for (_, dir) in selected {
+        let store = EmbeddedStore::open(&dir)?;
+        let state = store.state()?;
+        let ids = people::identities(&settings.home, &store)?;
+        let now = state.commit_time.unwrap_or_else(now);
+        let r = who_store(
+            &store,
+            &ids,
+            query,
+            now,
+            limit,
+            &settings.rank,
+            embedder.as_deref(),
+        )?;
+        all = Some(match all {
+            None => r,
+            Some(mut acc) => {
+                acc.people.extend(r.people);
+                acc
+            }
+        });
+    }
+    let mut out = all.ok_or_else(|| EngineError::Usage("nothing is indexed".into()))?;
+    out.people.sort_by(|a, b| b.score.total_cmp(&a.score));
+    out.people.truncate(limit);
+    for (i, p) in out.people.iter_mut().enumerate() {
+        p.rank = i + 1;
+    }
+    Ok(out)
+}
+
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// A commit found by `ken log-search`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogHit {
+    pub rank: usize,
+    pub repo: String,
+    pub sha: String,
+    pub summary: String,
+    pub author: String,
+    pub person: String,
+    pub when: i64,
+    pub score: f32,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LogSearchRequest {
+    pub query: String,
+    pub repos: Vec<String>,
+    pub limit: usize,
+    pub author: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+/// Commits whose message or changed paths match the query (full-text BM25),
+/// filtered by person and time; with no query, the newest matching commits.
+pub fn log_search(settings: &Settings, req: &LogSearchRequest) -> Result<Vec<LogHit>> {
+    let mut out = Vec::new();
+    for (name, dir) in home::select_repos(&settings.home, &req.repos)? {
+        let store = EmbeddedStore::open(&dir)?;
+        let state = store.state()?;
+        let ids = people::identities(&settings.home, &store)?;
+        let allowed: Option<HashSet<String>> =
+            if req.author.is_some() || req.since.is_some() || req.until.is_some() {
+                Some(
+                    people::commits_by(&store, &ids, req.author.as_deref(), req.since, req.until)?
+                        .into_iter()
+                        .collect(),
+                )
+            } else {
+                None
+            };
+        let scored: Vec<(String, f32)> = if req.query.trim().is_empty() {
+            let mut v: Vec<(String, f32)> = match &allowed {
+                Some(a) => a.iter().map(|s| (s.clone(), 0.0)).collect(),
+                None => store
+                    .all_commits()?
+                    .into_iter()
+                    .take(req.limit * 4)
+                    .map(|c| (c.sha, 0.0))
+                    .collect(),
+            };
+            v.truncate(req.limit * 50);
+            v
+        } else {
+            store.search_commits(&req.query, req.limit * 20)?
+        };
+        let shas: Vec<String> = scored
+            .iter()
+            .filter(|(s, _)| allowed.as_ref().is_none_or(|a| a.contains(s)))
+            .map(|(s, _)| s.clone())
+            .collect();
+        let commits = store.commits(&shas, true)?;
+        for (sha, score) in scored {
+            let Some(c) = commits.get(&sha) else { continue };
+            if state.commit_time.is_some_and(|t| c.committer_time > t) {
+                continue; // newer than the indexed commit
+            }
+            let p = ids.resolve(&c.author_name, &c.author_email);
+            out.push(LogHit {
+                rank: 0,
+                repo: name.clone(),
+                sha: c.sha.clone(),
+                summary: c.summary.clone(),
+                author: c.author_name.clone(),
+                person: p.id,
+                when: c.author_time,
+                score,
+                files: c.files.iter().map(|(p, _, _)| p.clone()).collect(),
+            });
+        }
+    }
+    if req.query.trim().is_empty() {
+        out.sort_by(|a, b| b.when.cmp(&a.when));
+    } else {
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.when.cmp(&a.when)));
+    }
+    out.truncate(req.limit);
+    for (i, h) in out.iter_mut().enumerate() {
+        h.rank = i + 1;
+    }
+    Ok(out)
+}
