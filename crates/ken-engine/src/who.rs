@@ -247,7 +247,7 @@ pub fn log_search(settings: &Settings, req: &LogSearchRequest) -> Result<Vec<Log
         }
     }
     if req.query.trim().is_empty() {
-        out.sort_by(|a, b| b.when.cmp(&a.when));
+        out.sort_by_key(|h| std::cmp::Reverse(h.when));
     } else {
         out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.when.cmp(&a.when)));
     }
