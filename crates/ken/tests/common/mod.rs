@@ -53,6 +53,28 @@ impl Repo {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// Stage everything and commit as someone, at a date (`2024-01-02T10:00:00`).
+    pub fn commit_as(&self, name: &str, email: &str, date: &str, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        let out = Command::new("git")
+            .args(["commit", "-q", "--allow-empty", "-m", message])
+            .env("GIT_AUTHOR_NAME", name)
+            .env("GIT_AUTHOR_EMAIL", email)
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_NAME", name)
+            .env("GIT_COMMITTER_EMAIL", email)
+            .env("GIT_COMMITTER_DATE", date)
+            .current_dir(self.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.git(&["rev-parse", "HEAD"])
+    }
+
     /// Stage everything and commit; returns the new commit's sha.
     pub fn commit(&self, message: &str) -> String {
         self.git(&["add", "-A"]);
