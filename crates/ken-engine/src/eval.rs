@@ -75,6 +75,8 @@ pub struct EvalOptions {
     pub max_queries: Option<usize>,
     /// Also evaluate `ken who` against each query's commit author.
     pub who: bool,
+    /// Expand each query with the repository's vocabulary (as offline `ken ask` does).
+    pub expand: bool,
 }
 
 /// Metrics of a set of queries.
@@ -282,6 +284,7 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
             }
             for q in &qs {
                 outcomes.push(run_query(
+                    opts.expand,
                     settings,
                     &store,
                     &repo,
@@ -338,7 +341,9 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_query(
+    expand: bool,
     settings: &Settings,
     store: &EmbeddedStore,
     repo: &str,
@@ -373,28 +378,46 @@ fn run_query(
                 .collect()
         }
         EvalMode::Search(m) => {
-            let req = SearchRequest {
-                query: q.query.clone(),
-                limit: 10,
-                filters: Filters::default(),
-                files: true,
-                mode: m,
+            let env = SearchEnv {
+                rank: &settings.rank,
+                embedder,
+                identities: None,
             };
-            search_store(
-                store,
-                repo,
-                None,
-                &req,
-                SearchEnv {
-                    rank: &settings.rank,
-                    embedder,
-                    identities: None,
-                },
-            )?
-            .hits
-            .into_iter()
-            .map(|h| h.path)
-            .collect()
+            let mut queries = vec![q.query.clone()];
+            if expand {
+                let extra = crate::expand::vocabulary_expansion(
+                    std::iter::once(store as &dyn Store),
+                    &q.query,
+                    8,
+                );
+                if !extra.is_empty() {
+                    queries.push(format!("{} {}", q.query, extra.join(" ")));
+                }
+            }
+            // several queries: files fused by reciprocal rank
+            let mut fused: Vec<(String, f32)> = Vec::new();
+            for query in &queries {
+                let req = SearchRequest {
+                    query: query.clone(),
+                    limit: 10,
+                    filters: Filters::default(),
+                    files: true,
+                    mode: m,
+                };
+                for (i, h) in search_store(store, repo, None, &req, env)?
+                    .hits
+                    .into_iter()
+                    .enumerate()
+                {
+                    let s = 1.0 / (60.0 + i as f32) + if h.pinned { 1.0 } else { 0.0 };
+                    match fused.iter_mut().find(|(p, _)| *p == h.path) {
+                        Some(e) => e.1 += s,
+                        None => fused.push((h.path, s)),
+                    }
+                }
+            }
+            fused.sort_by(|a, b| b.1.total_cmp(&a.1));
+            fused.into_iter().map(|(p, _)| p).take(10).collect()
         }
     };
     let ms = started.elapsed().as_secs_f64() * 1000.0;

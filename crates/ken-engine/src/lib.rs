@@ -4,8 +4,10 @@
 //! ([`eval`]) and status ([`status`]). Synchronous, plain structs in and out;
 //! no terminal, no wire format (the binary owns those).
 
+pub mod ask;
 pub mod error;
 pub mod eval;
+pub mod expand;
 pub mod graph;
 pub mod home;
 pub mod index;

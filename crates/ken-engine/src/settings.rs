@@ -23,6 +23,10 @@ pub struct Settings {
     /// The embedder used for indexing and for the query side of search.
     pub embedder: EmbedderSpec,
     pub embed_text: EmbedText,
+    /// The chat model for `ken ask` (None: extractive answers).
+    pub llm: Option<ken_llm::ChatConfig>,
+    /// Tokens of context given to the model.
+    pub context_tokens: usize,
 }
 
 impl Settings {
@@ -38,6 +42,8 @@ impl Settings {
             rank: RankParams::default(),
             embedder: EmbedderSpec::Off,
             embed_text: EmbedText::default(),
+            llm: None,
+            context_tokens: 6000,
         }
     }
 }

@@ -70,6 +70,12 @@ pub enum Command {
     Index(IndexArgs),
     /// Search indexed code: exact symbol matches first, then ranked chunks.
     Search(SearchArgs),
+    /// Answer a question with citations checked against the code. With an
+    /// LLM configured ($KEN_LLM_BASE_URL, $KEN_LLM_MODEL, $KEN_LLM_API_KEY:
+    /// any OpenAI-compatible chat endpoint) the answer is written by it and
+    /// every claim is marked verified / unverified / invalid; without one,
+    /// the best code is listed with locations.
+    Ask(AskArgs),
     /// Measure retrieval quality on a JSONL query set.
     Eval(EvalArgs),
     /// What is indexed, at which commit, and how much is embedded.
@@ -93,6 +99,30 @@ pub enum Command {
     /// Install or distil embedding models.
     #[command(subcommand)]
     Model(ModelCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The question.
+    pub question: Vec<String>,
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "NAME")]
+    pub repos: Vec<String>,
+    /// Chunks retrieved per search step.
+    #[arg(short = 'n', long, default_value_t = 8)]
+    pub limit: usize,
+    /// Print the answer when it is complete instead of as it arrives.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Search the question as written only (no rewriting, HyDE or vocabulary expansion).
+    #[arg(long)]
+    pub no_expand: bool,
+    /// Chat model for this question (overrides $KEN_LLM_MODEL).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Answer without a model even if one is configured.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 #[derive(Debug, Args)]
@@ -266,6 +296,9 @@ pub struct EvalArgs {
     /// Only the first N queries of each repository.
     #[arg(long, value_name = "N")]
     pub max_queries: Option<usize>,
+    /// Expand each query with the repository's own vocabulary (as offline `ken ask` does).
+    #[arg(long)]
+    pub expand: bool,
     /// Also evaluate `ken who` against each query's commit author (who
     /// should fix this), next to two baselines.
     #[arg(long)]

@@ -28,6 +28,14 @@ pub struct FileConfig {
     pub embed_base_url: Option<String>,
     pub embed_model: Option<String>,
     pub embed_api_key: Option<String>,
+    /// OpenAI-compatible chat endpoint for `ken ask`, e.g. `http://127.0.0.1:11434/v1`.
+    pub llm_base_url: Option<String>,
+    pub llm_model: Option<String>,
+    pub llm_api_key: Option<String>,
+    /// Seconds before a model request times out.
+    pub llm_timeout: Option<u64>,
+    /// Tokens of code context given to the model.
+    pub context_tokens: Option<usize>,
 }
 
 /// The environment, read once here and nowhere else.
@@ -41,6 +49,9 @@ pub struct Env {
     pub embed_base_url: Option<String>,
     pub embed_model: Option<String>,
     pub embed_api_key: Option<String>,
+    pub llm_base_url: Option<String>,
+    pub llm_model: Option<String>,
+    pub llm_api_key: Option<String>,
 }
 
 impl Env {
@@ -55,6 +66,9 @@ impl Env {
             embed_base_url: var("KEN_EMBED_BASE_URL"),
             embed_model: var("KEN_EMBED_MODEL"),
             embed_api_key: var("KEN_EMBED_API_KEY"),
+            llm_base_url: var("KEN_LLM_BASE_URL"),
+            llm_model: var("KEN_LLM_MODEL"),
+            llm_api_key: var("KEN_LLM_API_KEY"),
         }
     }
 }
@@ -204,6 +218,26 @@ pub fn settings(
     }
     s.git_token = env.git_token.clone();
     s.embedder = embedder(&s.home, choice, &file, env)?;
+    if let Some(t) = file.context_tokens {
+        s.context_tokens = t;
+    }
+    if let Some(url) = env
+        .llm_base_url
+        .clone()
+        .or_else(|| file.llm_base_url.clone())
+    {
+        let Some(model) = env.llm_model.clone().or_else(|| file.llm_model.clone()) else {
+            bail!(ken_engine::EngineError::Usage(
+                "KEN_LLM_BASE_URL is set but no model: set KEN_LLM_MODEL (the endpoint's model name)".into()
+            ));
+        };
+        let mut cfg = ken_llm::ChatConfig::new(url, model);
+        cfg.api_key = env.llm_api_key.clone().or_else(|| file.llm_api_key.clone());
+        if let Some(t) = file.llm_timeout {
+            cfg.timeout = std::time::Duration::from_secs(t);
+        }
+        s.llm = Some(cfg);
+    }
     Ok(s)
 }
 

@@ -37,6 +37,7 @@ pub fn run(mut settings: Settings, a: EvalArgs, out: &Output, quiet: bool) -> Re
         per_query: a.per_query,
         max_queries: a.max_queries,
         who: a.who,
+        expand: a.expand,
     };
     let log = |line: &str| {
         if !quiet {

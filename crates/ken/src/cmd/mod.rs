@@ -1,5 +1,6 @@
 //! One module per command; each returns the process exit code.
 
+mod ask;
 mod embed;
 mod eval;
 mod index;
@@ -29,6 +30,7 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
     match cli.command {
         Command::Index(a) => index::run(settings, a, out, quiet),
         Command::Search(a) => search::run(settings, a, out),
+        Command::Ask(a) => ask::run(settings, a, out),
         Command::Eval(a) => eval::run(settings, a, out, quiet),
         Command::Status(a) => status::run(settings, a, out),
         Command::Who(a) => people::who(settings, a, out),
