@@ -42,6 +42,8 @@ pub struct RankParams {
     pub w_bm25_file: f32,
     /// Files mode: dense retrieval as a file list.
     pub w_dense_file: f32,
+    /// Exponent of the file PageRank prior (0: off).
+    pub w_pagerank: f32,
     /// Exact symbol matches of plain words in longer queries.
     pub w_weak: f32,
     /// Candidates taken from each list.
@@ -67,6 +69,7 @@ impl Default for RankParams {
             file_fusion: true,
             w_bm25_file: 1.0,
             w_dense_file: 0.5,
+            w_pagerank: 0.0,
             w_weak: 0.0,
             candidates: 200,
             max_pinned: 5,
@@ -344,6 +347,11 @@ pub fn search_store(
             chunks.insert(first.id, first);
         }
     }
+    let file_pr: HashMap<String, f32> = if p.w_pagerank > 0.0 {
+        store.file_ranks()?
+    } else {
+        HashMap::new()
+    };
     let lang_ok =
         |l: Language| req.filters.languages.is_empty() || req.filters.languages.contains(&l);
 
@@ -369,6 +377,10 @@ pub fn search_store(
             c.signals.set("file", *rank as u32, *score);
         }
         c.fused *= prior(chunk, p);
+        if let Some(r) = file_pr.get(&chunk.path) {
+            c.fused *= r.max(0.05).powf(p.w_pagerank);
+            c.signals.set("pagerank", 0, *r);
+        }
         scored.push((id, c));
     }
 
@@ -485,7 +497,12 @@ fn fuse_files(
         let chunk = &chunks[id];
         let path = chunk.path.as_str();
         let is_best = best.get(path).is_some_and(|(b, _)| b == id);
-        let f = file_score.get(path).copied().unwrap_or(0.0) * file_prior(chunk, p);
+        let pr = c
+            .signals
+            .get("pagerank")
+            .map(|s| s.score.max(0.05).powf(p.w_pagerank))
+            .unwrap_or(1.0);
+        let f = file_score.get(path).copied().unwrap_or(0.0) * file_prior(chunk, p) * pr;
         c.fused = if is_best { f } else { f * 0.5 };
     }
 }

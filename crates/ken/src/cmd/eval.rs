@@ -71,6 +71,7 @@ fn apply_param(settings: &mut Settings, kv: &str) -> Result<()> {
         "file_fusion" => r.file_fusion = v != 0.0,
         "w_bm25_file" => r.w_bm25_file = v,
         "w_dense_file" => r.w_dense_file = v,
+        "w_pagerank" => r.w_pagerank = v,
         "w_weak" => r.w_weak = v,
         "candidates" => r.candidates = v as usize,
         "max_pinned" => r.max_pinned = v as usize,
