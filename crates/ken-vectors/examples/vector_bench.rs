@@ -96,7 +96,14 @@ fn main() {
         let ivf = IvfIndex::build(&set, IvfParams::default());
         let build = t.elapsed().as_secs_f64();
         let lists = ivf.lists();
-        for nprobe in [lists / 40, lists / 20, ivf.default_nprobe(), lists / 5] {
+        let mut probes = vec![
+            ivf.default_nprobe() / 2,
+            ivf.default_nprobe(),
+            ivf.default_nprobe() * 2,
+        ];
+        probes.retain(|p| *p >= 1 && *p <= lists);
+        probes.dedup();
+        for nprobe in probes {
             let nprobe = nprobe.max(1);
             let (mut res, mut ms) = (Vec::new(), Vec::new());
             for q in 0..nq {

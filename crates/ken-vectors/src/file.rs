@@ -1,7 +1,7 @@
 //! One file per index, memory-mapped for reading.
 //!
 //! Layout (little-endian, sections 8-byte aligned):
-//! `"KENVEC1\0"`, u32 dim, u32 kind (0 flat, 1 ivf), u64 rows, u32 lists, u32 0,
+//! `"KENVEC1\0"`, u32 dim, u32 kind (0 flat, 1 ivf), u64 rows, u32 lists, u32 probes (IVF),
 //! ids (u64 × rows), scales (f32 × rows), int8 rows (dim × rows),
 //! f32 rows (dim × rows), then for IVF: centroids (f32 × lists × dim) and
 //! list offsets (u64 × (lists + 1)). IVF rows are stored list by list.
@@ -179,9 +179,9 @@ impl AnyIndex {
 
 /// Write an index to `path` atomically (a temporary file, then a rename).
 pub fn write(path: &Path, index: &AnyIndex) -> Result<()> {
-    let (dim, s, kind) = match index {
-        AnyIndex::Flat(f) => (f.dim(), &f.storage, 0u32),
-        AnyIndex::Ivf(i) => (i.dim(), &i.storage, 1u32),
+    let (dim, s, kind, nprobe) = match index {
+        AnyIndex::Flat(f) => (f.dim(), &f.storage, 0u32, 0u32),
+        AnyIndex::Ivf(i) => (i.dim(), &i.storage, 1u32, i.default_nprobe() as u32),
     };
     let rows = s.ids().len();
     let lists = if kind == 1 {
@@ -206,7 +206,7 @@ pub fn write(path: &Path, index: &AnyIndex) -> Result<()> {
     header.extend_from_slice(&kind.to_le_bytes());
     header.extend_from_slice(&(rows as u64).to_le_bytes());
     header.extend_from_slice(&(lists as u32).to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&nprobe.to_le_bytes());
     put(&header, 0, &mut out)?;
     put(bytes_of(s.ids()), l.ids, &mut out)?;
     put(bytes_of(s.scales()), l.scales, &mut out)?;
@@ -243,6 +243,7 @@ pub fn open(path: &Path) -> Result<AnyIndex> {
     let kind = u32_at(12);
     let rows = u64::from_le_bytes(map[16..24].try_into().unwrap_or_default()) as usize;
     let lists = u32_at(24);
+    let nprobe = u32_at(28);
     let l = Layout::new(dim, rows, if kind == 1 { lists } else { 0 });
     if map.len() != l.end || dim == 0 {
         return Err(bad("truncated or corrupt"));
@@ -250,7 +251,7 @@ pub fn open(path: &Path) -> Result<AnyIndex> {
     let storage = Storage::Mapped { map, layout: l };
     Ok(match kind {
         0 => AnyIndex::Flat(FlatIndex::from_storage(dim, storage)),
-        1 => AnyIndex::Ivf(IvfIndex::from_storage(dim, storage)),
+        1 => AnyIndex::Ivf(IvfIndex::from_storage(dim, storage, nprobe)),
         _ => return Err(bad("unknown index kind")),
     })
 }

@@ -30,7 +30,14 @@ impl Default for IvfParams {
 pub struct IvfIndex {
     dim: usize,
     pub(crate) storage: Storage,
+    /// Probes calibrated at build time to reach the target recall.
+    pub(crate) nprobe: usize,
 }
+
+/// Recall@10 against exact search that [`IvfIndex::build`] calibrates for.
+pub const TARGET_RECALL: f64 = 0.95;
+/// Sampled rows used to calibrate the probes.
+const CALIBRATION_QUERIES: usize = 64;
 
 struct Rng(u64);
 impl Rng {
@@ -136,7 +143,7 @@ impl IvfIndex {
             .flat_map(|&r| set.row(r).iter().copied())
             .collect();
         let (scales, q) = quantize_rows(dim, &f);
-        IvfIndex {
+        let mut index = IvfIndex {
             dim,
             storage: Storage::Owned {
                 ids,
@@ -146,11 +153,63 @@ impl IvfIndex {
                 centroids,
                 offsets,
             },
+            nprobe: 1,
+        };
+        index.nprobe = index.calibrate(set, params.seed);
+        index
+    }
+
+    /// The fewest probes whose recall@10 against exact search reaches
+    /// [`TARGET_RECALL`] on rows of the set used as queries (each excluded
+    /// from its own answers), doubling from 1.
+    fn calibrate(&self, set: &VectorSet, seed: u64) -> usize {
+        let n = set.len();
+        let lists = self.lists().max(1);
+        if n <= 11 {
+            return lists;
+        }
+        let mut rng = Rng(seed.wrapping_mul(31).max(1));
+        let queries: Vec<usize> = (0..CALIBRATION_QUERIES.min(n))
+            .map(|_| (rng.next() as usize) % n)
+            .collect();
+        let truth: Vec<Vec<u64>> = queries
+            .iter()
+            .map(|&r| {
+                crate::exact_f32(set, set.row(r), 11)
+                    .into_iter()
+                    .map(|x| x.id)
+                    .filter(|id| *id != set.ids[r])
+                    .take(10)
+                    .collect()
+            })
+            .collect();
+        let mut nprobe = 1;
+        loop {
+            let mut hit = 0usize;
+            let mut total = 0usize;
+            for (&r, t) in queries.iter().zip(&truth) {
+                let got: Vec<u64> = self
+                    .search(set.row(r), 11, nprobe)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|x| x.id)
+                    .collect();
+                hit += t.iter().filter(|id| got.contains(id)).count();
+                total += t.len();
+            }
+            if nprobe >= lists || hit as f64 >= TARGET_RECALL * total.max(1) as f64 {
+                return nprobe.min(lists);
+            }
+            nprobe *= 2;
         }
     }
 
-    pub(crate) fn from_storage(dim: usize, storage: Storage) -> IvfIndex {
-        IvfIndex { dim, storage }
+    pub(crate) fn from_storage(dim: usize, storage: Storage, nprobe: usize) -> IvfIndex {
+        IvfIndex {
+            dim,
+            storage,
+            nprobe: nprobe.max(1),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -169,9 +228,9 @@ impl IvfIndex {
         self.storage.offsets().len().saturating_sub(1)
     }
 
-    /// Probes that reach recall@10 ≥ 0.95 on the benchmark sets (see BENCHMARKS.md).
+    /// Probes calibrated at build time to reach recall@10 ≥ [`TARGET_RECALL`].
     pub fn default_nprobe(&self) -> usize {
-        (self.lists() / 10).max(8)
+        self.nprobe
     }
 
     /// The `k` nearest rows among the `nprobe` nearest lists.

@@ -17,7 +17,7 @@ mod topk;
 
 pub use file::{AnyIndex, open, write};
 pub use flat::{FlatIndex, exact_f32};
-pub use ivf::{IvfIndex, IvfParams};
+pub use ivf::{IvfIndex, IvfParams, TARGET_RECALL};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
