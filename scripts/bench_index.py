@@ -64,21 +64,24 @@ def bench_repo(ken, name, gitdir, sha):
     try:
         commit, changed = one_file_commit(gitdir, sha)
         base = sh(["git", "--git-dir", gitdir, "rev-parse", commit + "^"]).strip() if commit else sha
-        wall, rss, out = timed([ken, "--home", home, "index", "--json", gitdir, "--rev", base, "--name", name])
+        wall, rss, out = timed([ken, "--home", home, "--embedder", "off", "index", "--json", gitdir, "--rev", base, "--name", name])
         rep = json.loads(out)
         idx = du(os.path.join(home, "repos", name.replace("/", "__")))
         row = {
             "repo": name, "commit": base[:10], "files": rep["files"], "mb": rep["bytes"] / 1e6,
             "chunks": rep["chunks"], "wall": wall, "rss": rss, "index_mb": idx / 1e6,
+            "graph_s": (rep.get("graph") or {}).get("seconds", 0.0),
+            "people_s": (rep.get("people") or {}).get("seconds", 0.0),
+            "commits": (rep.get("people") or {}).get("commits_added", 0),
         }
         if commit:
             t0 = time.perf_counter()
-            out = sh([ken, "--home", home, "index", "--json", gitdir, "--rev", commit, "--name", name])
+            out = sh([ken, "--home", home, "--embedder", "off", "index", "--json", gitdir, "--rev", commit, "--name", name])
             row["incr_wall"] = time.perf_counter() - t0
             row["incr_processed"] = json.loads(out)["processed"]
             row["incr_file"] = changed
             t0 = time.perf_counter()
-            sh([ken, "--home", home, "index", "--json", gitdir, "--rev", commit, "--name", name])
+            sh([ken, "--home", home, "--embedder", "off", "index", "--json", gitdir, "--rev", commit, "--name", name])
             row["noop_wall"] = time.perf_counter() - t0
         return row
     finally:
@@ -108,13 +111,13 @@ def bench_search(ken, mirror, eval_dir):
         queries = [json.loads(l) for l in open(os.path.join(eval_dir, "commits_dev.jsonl"))]
         for name, sha in DEV.items():
             gitdir = os.path.join(mirror, name.replace("/", "+"), "repo")
-            sh([ken, "--home", home, "index", "--quiet", gitdir, "--rev", sha, "--name", name])
+            sh([ken, "--home", home, "--embedder", "off", "index", "--quiet", gitdir, "--rev", sha, "--name", name])
             tree = os.path.join(trees, name.replace("/", "+"))
             os.makedirs(tree)
             subprocess.run(f"git --git-dir {gitdir} archive {sha} | tar -x -C {tree}", shell=True, check=True)
             for q in [q for q in queries if q["repo"] == name]:
                 t0 = time.perf_counter()
-                sh([ken, "--home", home, "search", "--json", "--files", "--repo", name, q["query"]])
+                sh([ken, "--home", home, "--embedder", "off", "search", "--json", "--files", "--repo", name, q["query"]])
                 ken_ms.append((time.perf_counter() - t0) * 1000)
                 words = query_words(q["query"])
                 if not words:
@@ -146,12 +149,12 @@ def main():
         print(rows[-1], file=sys.stderr)
     ken_ms, rg_ms = bench_search(args.ken, args.mirror, args.eval_dir)
     lines = []
-    lines.append("| repository | commit | files | source MB | chunks | full index s | MB/s | files/s | peak RSS MiB | index MB | index/source | one-file commit s | incr/full | same commit s |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    lines.append("| repository | commit | files | source MB | chunks | full index s | of which graph s | of which history+blame s (commits) | MB/s | files/s | peak RSS MiB | index MB | index/source | one-file commit s | incr/full | same commit s |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         inc = r.get("incr_wall")
         lines.append(
-            f"| {r['repo']} | {r['commit']} | {r['files']} | {r['mb']:.1f} | {r['chunks']} | {r['wall']:.2f} | {r['mb']/r['wall']:.1f} | "
+            f"| {r['repo']} | {r['commit']} | {r['files']} | {r['mb']:.1f} | {r['chunks']} | {r['wall']:.2f} | {r['graph_s']:.2f} | {r['people_s']:.2f} ({r['commits']}) | {r['mb']/r['wall']:.1f} | "
             f"{r['files']/r['wall']:.0f} | {r['rss']:.0f} | {r['index_mb']:.1f} | {r['index_mb']/max(r['mb'],1e-9):.2f} | "
             + (f"{inc:.2f} ({r['incr_processed']} file) | {inc/r['wall']:.2f} | {r['noop_wall']:.2f} |" if inc else "- | - | - |")
         )

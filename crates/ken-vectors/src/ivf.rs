@@ -161,7 +161,7 @@ impl IvfIndex {
 
     /// The fewest probes whose recall@10 against exact search reaches
     /// [`TARGET_RECALL`] on rows of the set used as queries (each excluded
-    /// from its own answers), doubling from 1.
+    /// from its own answers): doubling from 1, then bisecting.
     fn calibrate(&self, set: &VectorSet, seed: u64) -> usize {
         let n = set.len();
         let lists = self.lists().max(1);
@@ -183,8 +183,7 @@ impl IvfIndex {
                     .collect()
             })
             .collect();
-        let mut nprobe = 1;
-        loop {
+        let good = |nprobe: usize| {
             let mut hit = 0usize;
             let mut total = 0usize;
             for (&r, t) in queries.iter().zip(&truth) {
@@ -197,11 +196,24 @@ impl IvfIndex {
                 hit += t.iter().filter(|id| got.contains(id)).count();
                 total += t.len();
             }
-            if nprobe >= lists || hit as f64 >= TARGET_RECALL * total.max(1) as f64 {
-                return nprobe.min(lists);
-            }
-            nprobe *= 2;
+            hit as f64 >= TARGET_RECALL * total.max(1) as f64
+        };
+        // Double until good, then bisect between the last bad and first good.
+        let mut lo = 0; // largest count known to fall short (0: none tried)
+        let mut hi = 1;
+        while hi < lists && !good(hi) {
+            lo = hi;
+            hi = (hi * 2).min(lists);
         }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if good(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi.max(1)
     }
 
     pub(crate) fn from_storage(dim: usize, storage: Storage, nprobe: usize) -> IvfIndex {

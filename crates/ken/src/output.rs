@@ -51,8 +51,12 @@ impl Output {
     /// Print a JSON value on one line.
     pub fn print_json(&self, v: &Value) {
         let mut out = std::io::stdout().lock();
-        let _ = serde_json::to_writer(&mut out, v);
-        let _ = writeln!(out);
+        let r = serde_json::to_writer(&mut out, v)
+            .map_err(std::io::Error::from)
+            .and_then(|_| writeln!(out));
+        if let Err(e) = r {
+            stop_if_closed(&e);
+        }
     }
 
     pub fn error(&self, e: &anyhow::Error) {
@@ -100,4 +104,29 @@ pub fn hit_json(rank: usize, h: &Hit) -> Value {
 
 fn round(x: f32) -> f64 {
     (x as f64 * 10000.0).round() / 10000.0
+}
+
+/// Write formatted text to standard output (see the `outln!` macro).
+pub fn write_out(args: std::fmt::Arguments) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args) {
+        stop_if_closed(&e);
+    }
+}
+
+/// Write raw text to standard output and flush it (streamed answers).
+pub fn write_raw(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        stop_if_closed(&e);
+    }
+}
+
+/// The reader of our output went away: nothing more can be shown, so stop
+/// like other command-line tools do. Other write errors are ignored here,
+/// as `println!` would have panicked on them.
+fn stop_if_closed(e: &std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
 }

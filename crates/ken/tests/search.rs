@@ -138,3 +138,25 @@ fn several_repositories() {
             .all(|r| r["repo"] == "rusty")
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_stops_output_quietly() {
+    // `ken search … | head -0`: the pipe is closed before ken writes.
+    let r = Repo::new();
+    python_project(&r);
+    r.commit("initial");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let mut child = ken
+        .cmd()
+        .args(["search", "token", "--repo", "shop"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{:?} {err}", out.status);
+    assert!(!err.contains("panicked"), "{err}");
+}

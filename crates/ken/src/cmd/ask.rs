@@ -1,5 +1,3 @@
-use std::io::Write;
-
 use anyhow::{Result, bail};
 use ken_engine::ask::{AskRequest, ask};
 use ken_engine::{EngineError, Settings};
@@ -36,9 +34,7 @@ pub fn run(settings: Settings, a: AskArgs, out: &Output) -> Result<i32> {
     let mut streamed = false;
     let mut print = |delta: &str| {
         streamed = true;
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(delta.as_bytes());
-        let _ = o.flush();
+        crate::output::write_raw(delta);
     };
     let model: Option<&dyn ChatModel> = client.as_ref().map(|c| c as &dyn ChatModel);
     let r = ask(
@@ -67,21 +63,21 @@ pub fn run(settings: Settings, a: AskArgs, out: &Output) -> Result<i32> {
         return Ok(0);
     }
     if streamed {
-        println!();
+        outln!();
         if r.replaced_stream {
-            println!(
+            outln!(
                 "\n{}",
                 out.yellow(
                     "The answer above cited code outside its context; the corrected answer:"
                 )
             );
-            println!("{}", r.answer);
+            outln!("{}", r.answer);
         }
     } else {
-        println!("{}", r.answer);
+        outln!("{}", r.answer);
     }
     if r.model.is_some() {
-        println!();
+        outln!();
         for c in &r.claims {
             let (mark, label) = match c.status {
                 ClaimStatus::Verified => (out.green("✓"), "verified"),
@@ -90,13 +86,13 @@ pub fn run(settings: Settings, a: AskArgs, out: &Output) -> Result<i32> {
             };
             let text: String = c.text.split_whitespace().collect::<Vec<_>>().join(" ");
             let short: String = text.chars().take(90).collect();
-            println!("{mark} {} {}", short, out.dim(&format!("— {label}")));
+            outln!("{mark} {} {}", short, out.dim(&format!("— {label}")));
         }
     }
     if !r.sources.is_empty() {
-        println!("\n{}", out.dim("sources:"));
+        outln!("\n{}", out.dim("sources:"));
         for h in r.sources.iter().take(8) {
-            println!(
+            outln!(
                 "  {}  {}",
                 out.cyan(&format!("{}:{}-{}", h.path, h.start_line, h.end_line)),
                 h.symbol.as_deref().unwrap_or("")

@@ -31,10 +31,10 @@ pub fn run(settings: Settings, a: EmbedArgs, out: &Output) -> Result<i32> {
     if out.json {
         out.print_json(&json!({"model": embedder.id(), "dim": embedder.dim(), "vectors": vectors}));
     } else {
-        println!("model {} · {} dimensions", embedder.id(), embedder.dim());
+        outln!("model {} · {} dimensions", embedder.id(), embedder.dim());
         for (t, v) in a.texts.iter().zip(&vectors) {
             let head: Vec<String> = v.iter().take(5).map(|x| format!("{x:.4}")).collect();
-            println!("{:?}: [{}, …]", t, head.join(", "));
+            outln!("{:?}: [{}, …]", t, head.join(", "));
         }
     }
     Ok(0)

@@ -46,7 +46,7 @@ pub fn run(mut settings: Settings, a: EvalArgs, out: &Output, quiet: bool) -> Re
     };
     let report = eval(&settings, &opts, &log)?;
     let _ = out;
-    println!("{}", serde_json::to_string_pretty(&json!(report))?);
+    outln!("{}", serde_json::to_string_pretty(&json!(report))?);
     Ok(0)
 }
 

@@ -38,7 +38,7 @@ fn print_summary(r: &IndexReport, out: &Output) {
         (None, false) => "?".to_string(),
     };
     if r.up_to_date {
-        println!(
+        outln!(
             "{} {}: up to date at {at} ({} files)",
             out.green("✓"),
             out.bold(&r.name),
@@ -47,7 +47,7 @@ fn print_summary(r: &IndexReport, out: &Output) {
         return;
     }
     let secs = r.elapsed_ms as f64 / 1000.0;
-    println!(
+    outln!(
         "{} {} at {at}: {} files indexed · {} processed ({} added, {} modified, {} renamed, {} deleted) · {} chunks · {:.1} MB · {:.1}s",
         out.green("✓"),
         out.bold(&r.name),
@@ -75,20 +75,25 @@ fn print_summary(r: &IndexReport, out: &Output) {
                 format!("{n} {reason} (e.g. {ex})")
             })
             .collect();
-        println!("  skipped: {}", parts.join(", "));
+        outln!("  skipped: {}", parts.join(", "));
     }
     match &r.embed {
-        Some(e) if e.embedded > 0 => println!(
+        Some(e) if e.embedded > 0 => outln!(
             "  embedded {} chunks with {} in {:.1}s ({} cached) · {} in the vector index",
-            e.embedded, e.model, e.seconds, e.cached, e.indexed
+            e.embedded,
+            e.model,
+            e.seconds,
+            e.cached,
+            e.indexed
         ),
-        Some(e) => println!(
+        Some(e) => outln!(
             "  embeddings up to date ({} chunks, {})",
-            e.indexed, e.model
+            e.indexed,
+            e.model
         ),
         None => {}
     }
     for w in &r.warnings {
-        println!("  {} {w}", out.yellow("note:"));
+        outln!("  {} {w}", out.yellow("note:"));
     }
 }

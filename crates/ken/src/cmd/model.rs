@@ -30,7 +30,7 @@ pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Re
             if out.json {
                 out.print_json(&json!({"model": ken_embed::DEFAULT_MODEL_NAME, "path": dir}));
             } else {
-                println!(
+                outln!(
                     "{} {} installed at {} (checksum verified)",
                     out.green("✓"),
                     ken_embed::DEFAULT_MODEL_NAME,
@@ -54,7 +54,7 @@ pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Re
             if out.json {
                 out.print_json(&json!({"table": r.table, "metadata": r.metadata, "dims": dims, "seconds": r.meta.seconds}));
             } else {
-                println!(
+                outln!(
                     "{} static table at {} ({} tokens × {dims}, {:.0}% variance kept, {:.0}s); use it with --embedder static",
                     out.green("✓"),
                     r.table.display(),
@@ -77,8 +77,8 @@ pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Re
                 );
             } else {
                 match &found {
-                    Some(d) => println!("local model: {}", d.display()),
-                    None => println!(
+                    Some(d) => outln!("local model: {}", d.display()),
+                    None => outln!(
                         "no local model (looked in {}); run `ken model install`",
                         dirs.iter()
                             .map(|d| d.display().to_string())
@@ -87,8 +87,8 @@ pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Re
                     ),
                 }
                 match &table {
-                    Some(t) => println!("static table: {}", t.display()),
-                    None => println!("no static table; run `ken model distill`"),
+                    Some(t) => outln!("static table: {}", t.display()),
+                    None => outln!("no static table; run `ken model distill`"),
                 }
             }
         }

@@ -21,17 +21,17 @@ pub fn who(settings: Settings, a: WhoArgs, out: &Output) -> Result<i32> {
         return Ok(0);
     }
     if r.people.is_empty() {
-        println!("nobody found for {query:?} (is the history indexed? run `ken index`)");
+        outln!("nobody found for {query:?} (is the history indexed? run `ken index`)");
         return Ok(0);
     }
-    println!("{}", out.dim(&format!("{query:?} read as a {}", r.read_as)));
+    outln!("{}", out.dim(&format!("{query:?} read as a {}", r.read_as)));
     for p in &r.people {
         let email = p
             .emails
             .first()
             .map(|e| format!(" <{e}>"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "{}. {}{}  {}",
             p.rank,
             out.bold(&p.name),
@@ -41,7 +41,7 @@ pub fn who(settings: Settings, a: WhoArgs, out: &Output) -> Result<i32> {
         for e in p.evidence.iter().take(3) {
             let what = e.symbol.as_deref().unwrap_or(&e.path);
             let when = e.when.map(format_date).unwrap_or_default();
-            println!(
+            outln!(
                 "     {}  {:.0}% of the lines · last change {} {}",
                 out.cyan(&if e.symbol.is_some() {
                     format!("{} ({})", what, e.path)
@@ -79,7 +79,7 @@ pub fn people(settings: Settings, a: PeopleArgs, out: &Output) -> Result<i32> {
     }
     for (repo, p) in &all {
         let bot = if p.bot { " [bot]" } else { "" };
-        println!(
+        outln!(
             "{}{}  {} commits{}  {}",
             out.bold(&p.name),
             bot,
@@ -94,7 +94,7 @@ pub fn people(settings: Settings, a: PeopleArgs, out: &Output) -> Result<i32> {
         aliases.extend(p.handles.iter().map(|h| format!("@{h}")));
         aliases.extend(p.external.iter().map(|(k, v)| format!("{k}:{v}")));
         if !aliases.is_empty() {
-            println!("    {}", out.dim(&aliases.join(", ")));
+            outln!("    {}", out.dim(&aliases.join(", ")));
         }
     }
     Ok(0)
@@ -123,10 +123,10 @@ pub fn log_search(settings: Settings, a: LogSearchArgs, out: &Output) -> Result<
         return Ok(0);
     }
     if hits.is_empty() {
-        println!("no commits found");
+        outln!("no commits found");
     }
     for h in &hits {
-        println!(
+        outln!(
             "{}  {}  {}  {}",
             out.yellow(&h.sha[..h.sha.len().min(10)]),
             format_date(h.when),
@@ -140,7 +140,7 @@ pub fn log_search(settings: Settings, a: LogSearchArgs, out: &Output) -> Result<
             } else {
                 String::new()
             };
-            println!("    {}", out.dim(&format!("{}{more}", shown.join(", "))));
+            outln!("    {}", out.dim(&format!("{}{more}", shown.join(", "))));
         }
     }
     Ok(0)

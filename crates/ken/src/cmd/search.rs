@@ -68,7 +68,7 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
         eprintln!("{} {n}", out.yellow("note:"));
     }
     if resp.hits.is_empty() {
-        println!("no results for {query:?}");
+        outln!("no results for {query:?}");
         return Ok(0);
     }
     let multi_repo = resp.hits.iter().any(|h| h.repo != resp.hits[0].repo);
@@ -85,7 +85,7 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
         } else {
             String::new()
         };
-        println!(
+        outln!(
             "{repo}{}  {}  {}{pin}",
             out.cyan(&loc),
             out.bold(symbol),
@@ -93,11 +93,11 @@ pub fn run(settings: Settings, a: SearchArgs, out: &Output) -> Result<i32> {
         );
         if !a.files {
             for line in h.snippet.lines().take(4) {
-                println!("    {}", out.dim(line));
+                outln!("    {}", out.dim(line));
             }
         }
     }
-    println!(
+    outln!(
         "{}",
         out.dim(&format!(
             "{} results in {} ms",

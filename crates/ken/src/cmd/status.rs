@@ -13,7 +13,7 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
         return Ok(0);
     }
     if repos.is_empty() {
-        println!(
+        outln!(
             "nothing indexed under {} yet: run `ken index PATH`",
             settings.home.display()
         );
@@ -25,8 +25,8 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
             (Some(c), false) => c[..c.len().min(12)].to_string(),
             (None, _) => "working tree".into(),
         };
-        println!("{}  {at}", out.bold(&r.name));
-        println!(
+        outln!("{}  {at}", out.bold(&r.name));
+        outln!(
             "  {} files ({} skipped) · {} chunks · {} symbols · {:.1} MB source · index {:.1} MB",
             r.stats.files,
             r.stats.skipped_files,
@@ -36,7 +36,7 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
             r.index_bytes as f64 / 1e6
         );
         for e in &r.embeddings {
-            println!(
+            outln!(
                 "  embeddings ({}): {}/{} chunks embedded · {} in the vector index{}",
                 e.model,
                 e.embedded,
@@ -50,10 +50,10 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
             );
         }
         if let Some(src) = &r.state.source {
-            println!("  source: {src}");
+            outln!("  source: {src}");
         }
         if let Some(p) = &r.state.pending {
-            println!(
+            outln!(
                 "  {} an index run towards {p} did not finish: run `ken index` again",
                 out.yellow("note:")
             );

@@ -25,17 +25,17 @@ pub fn run(settings: Settings, a: StructureArgs, walk: Walk, out: &Output) -> Re
         return Ok(0);
     }
     if r.candidates.is_empty() {
-        println!("no definition named `{}` in {repo}", a.symbol);
+        outln!("no definition named `{}` in {repo}", a.symbol);
         return Ok(0);
     }
     if r.candidates.len() > 1 {
-        println!(
+        outln!(
             "{} definitions match `{}` (narrow with PATH:NAME):",
             r.candidates.len(),
             a.symbol
         );
         for c in &r.candidates {
-            println!(
+            outln!(
                 "  {}  {} {}",
                 out.cyan(&format!("{}:{}-{}", c.path, c.start_line, c.end_line)),
                 c.symbol,
@@ -49,7 +49,7 @@ pub fn run(settings: Settings, a: StructureArgs, walk: Walk, out: &Output) -> Re
         Walk::Impact { .. } => "dependents",
     };
     if r.results.is_empty() {
-        println!("no {what} found (references the graph could not resolve are not shown)");
+        outln!("no {what} found (references the graph could not resolve are not shown)");
         return Ok(0);
     }
     for x in &r.results {
@@ -58,7 +58,7 @@ pub fn run(settings: Settings, a: StructureArgs, walk: Walk, out: &Output) -> Re
         } else {
             String::new()
         };
-        println!(
+        outln!(
             "{}  {}{}",
             out.cyan(&format!("{}:{}-{}", x.path, x.start_line, x.end_line)),
             out.bold(&x.symbol),
@@ -70,9 +70,9 @@ pub fn run(settings: Settings, a: StructureArgs, walk: Walk, out: &Output) -> Re
                 .iter()
                 .map(|s| format!("{} ({}, {}:{})", s.to, s.kind, s.path, s.line))
                 .collect();
-            println!("    {}", out.dim(&format!("via {}", chain.join(" ← "))));
+            outln!("    {}", out.dim(&format!("via {}", chain.join(" ← "))));
         }
     }
-    println!("{}", out.dim(&format!("{} {what}", r.results.len())));
+    outln!("{}", out.dim(&format!("{} {what}", r.results.len())));
     Ok(0)
 }
