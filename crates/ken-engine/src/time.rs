@@ -17,8 +17,9 @@ pub fn parse_time(s: &str, now: i64) -> Result<i64> {
         "yesterday" => return Ok(now - now.rem_euclid(86_400) - 86_400),
         _ => {}
     }
-    if let Some(unit) = t.chars().last()
-        && let Ok(n) = t[..t.len() - 1].trim().parse::<i64>()
+    if let Some((at, unit)) = t.char_indices().last()
+        && unit.is_ascii_alphabetic()
+        && let Ok(n) = t[..at].trim().parse::<i64>()
     {
         let secs = match unit {
             'h' => 3600,
@@ -95,6 +96,8 @@ mod tests {
         );
         assert_eq!(parse_time("1700000000", NOW).unwrap(), NOW);
         assert!(parse_time("next tuesday", NOW).is_err());
+        assert!(parse_time("3é", NOW).is_err());
+        assert!(parse_time("3x", NOW).is_err());
         assert!(parse_time("2023-13-01", NOW).is_err());
         for t in [0, 951_782_400, 1_700_000_000, 4_102_444_800] {
             assert_eq!(
