@@ -44,6 +44,11 @@ pub struct RankParams {
     pub w_dense_file: f32,
     /// Exponent of the file PageRank prior (0: off).
     pub w_pagerank: f32,
+    /// Personalized PageRank over the file graph, seeded by the best files
+    /// of the other signals, as one more RRF list (0: off).
+    pub w_ppr: f32,
+    /// Files seeding the personalized PageRank.
+    pub ppr_seeds: usize,
     /// Exact symbol matches of plain words in longer queries.
     pub w_weak: f32,
     /// Candidates taken from each list.
@@ -70,6 +75,8 @@ impl Default for RankParams {
             w_bm25_file: 1.0,
             w_dense_file: 0.5,
             w_pagerank: 0.0,
+            w_ppr: 0.0,
+            ppr_seeds: 10,
             w_weak: 0.0,
             candidates: 200,
             max_pinned: 5,
@@ -347,6 +354,30 @@ pub fn search_store(
             chunks.insert(first.id, first);
         }
     }
+    // Files near the best files in the code graph (personalized PageRank).
+    let ppr_rank: HashMap<String, (usize, f32)> = if p.w_ppr > 0.0 {
+        let seeds = seed_files(&cands, &chunks, &file_rank, p);
+        let ranked = graph_neighbourhood(store, &seeds)?;
+        for (path, _) in ranked.iter().take(20) {
+            if !covered_files.contains(path)
+                && allowed_set
+                    .as_ref()
+                    .is_none_or(|a| a.contains(path.as_str()))
+                && let Some(first) = store.chunks_of_file(path)?.into_iter().next()
+            {
+                cands.entry(first.id).or_default();
+                chunks.insert(first.id, first);
+            }
+        }
+        ranked
+            .into_iter()
+            .take(p.candidates)
+            .enumerate()
+            .map(|(i, (path, score))| (path, (i + 1, score)))
+            .collect()
+    } else {
+        HashMap::new()
+    };
     let file_pr: HashMap<String, f32> = if p.w_pagerank > 0.0 {
         store.file_ranks()?
     } else {
@@ -375,6 +406,10 @@ pub fn search_store(
         if let Some((rank, score)) = file_rank.get(chunk.path.as_str()) {
             c.fused += rrf(p.w_file, *rank);
             c.signals.set("file", *rank as u32, *score);
+        }
+        if let Some((rank, score)) = ppr_rank.get(&chunk.path) {
+            c.fused += rrf(p.w_ppr, *rank);
+            c.signals.set("ppr", *rank as u32, *score);
         }
         c.fused *= prior(chunk, p);
         if let Some(r) = file_pr.get(&chunk.path) {
@@ -467,7 +502,11 @@ fn fuse_files(
         ("bm25", p.w_bm25_file),
         ("dense", p.w_dense_file),
         ("exact", p.w_symbol),
+        ("ppr", p.w_ppr),
     ] {
+        if w <= 0.0 {
+            continue;
+        }
         let mut order: Vec<(u32, &str)> = scored
             .iter()
             .filter_map(|(id, c)| {
@@ -505,6 +544,77 @@ fn fuse_files(
         let f = file_score.get(path).copied().unwrap_or(0.0) * file_prior(chunk, p) * pr;
         c.fused = if is_best { f } else { f * 0.5 };
     }
+}
+
+/// The seed files of the personalized PageRank: the best files of the
+/// whole-file BM25, chunk BM25, dense and exact-symbol lists, fused by RRF.
+fn seed_files(
+    cands: &HashMap<u64, Candidate>,
+    chunks: &HashMap<u64, StoredChunk>,
+    file_rank: &HashMap<&str, (usize, f32)>,
+    p: &RankParams,
+) -> Vec<(String, f64)> {
+    let mut score: HashMap<&str, f32> = HashMap::new();
+    for (path, (rank, _)) in file_rank {
+        *score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
+    }
+    for (signal, w) in [
+        ("bm25", p.w_bm25_file),
+        ("dense", p.w_dense_file),
+        ("exact", p.w_symbol),
+    ] {
+        let mut order: Vec<(u32, &str)> = cands
+            .iter()
+            .filter_map(|(id, c)| {
+                let path = chunks.get(id)?.path.as_str();
+                c.signals.get(signal).map(|s| (s.rank, path))
+            })
+            .collect();
+        order.sort();
+        let mut seen = HashSet::new();
+        for (_, path) in order {
+            if seen.insert(path) {
+                *score.entry(path).or_default() += w / (p.k + seen.len() as f32);
+            }
+        }
+    }
+    let mut seeds: Vec<(String, f64)> = score
+        .into_iter()
+        .map(|(path, s)| (path.to_string(), s as f64))
+        .collect();
+    seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    seeds.truncate(p.ppr_seeds);
+    seeds
+}
+
+/// Files ranked by personalized PageRank over the undirected file graph,
+/// jumping back to `seeds`; files the walk never reaches are left out.
+fn graph_neighbourhood(store: &dyn Store, seeds: &[(String, f64)]) -> Result<Vec<(String, f32)>> {
+    if seeds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let edges = store.edges()?;
+    if edges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let graph = ken_graph::FileGraph::build(std::iter::empty(), &edges).undirected();
+    let nodes: Vec<(ken_graph::NodeId, f64)> = seeds
+        .iter()
+        .filter_map(|(path, w)| graph.node(path).map(|n| (n, *w)))
+        .collect();
+    if nodes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ranks = graph.personalized_pagerank(&nodes, &ken_graph::RankOptions::default());
+    let mut out: Vec<(String, f32)> = ranks
+        .scores
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s > 0.0)
+        .map(|(i, s)| (graph.files[i].clone(), *s as f32))
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(out)
 }
 
 /// Priors that apply to a whole file (prose, tests).

@@ -325,6 +325,39 @@ impl FileGraph {
         }
     }
 
+    /// The node id of a file (files are sorted).
+    pub fn node(&self, path: &str) -> Option<NodeId> {
+        self.files
+            .binary_search_by(|f| f.as_str().cmp(path))
+            .ok()
+            .map(|i| i as NodeId)
+    }
+
+    /// The same files with every edge also followed backwards (a file is
+    /// near both what it uses and what uses it), weights summed.
+    pub fn undirected(&self) -> FileGraph {
+        let mut agg: BTreeMap<(&str, &str), (u32, f32)> = BTreeMap::new();
+        for e in &self.edges {
+            for (a, b) in [(&e.from, &e.to), (&e.to, &e.from)] {
+                let slot = agg.entry((a.as_str(), b.as_str())).or_default();
+                slot.0 += e.count;
+                slot.1 += e.weight;
+            }
+        }
+        FileGraph {
+            files: self.files.clone(),
+            edges: agg
+                .into_iter()
+                .map(|((a, b), (count, weight))| FileEdge {
+                    from: a.to_string(),
+                    to: b.to_string(),
+                    count,
+                    weight,
+                })
+                .collect(),
+        }
+    }
+
     pub(crate) fn weighted(&self) -> Weighted {
         let pos: HashMap<&str, NodeId> = self
             .files

@@ -446,6 +446,21 @@ impl SymbolIndex {
             if found.is_empty() {
                 continue;
             }
+            if found.len() > 1
+                && fam == Family::Python
+                && let Lookup::Key(k) = &lookup
+            {
+                // Where sys.path would find them: keep the modules whose
+                // directory is a likely search path entry, if any.
+                let likely: Vec<FileId> = found
+                    .iter()
+                    .copied()
+                    .filter(|&f| likely_sys_path(importer, &self.python_base(f, k)))
+                    .collect();
+                if !likely.is_empty() {
+                    found = likely;
+                }
+            }
             if found.len() > 1 && fam != Family::Go {
                 // The candidates nearest to the importer.
                 let best = found
@@ -465,13 +480,18 @@ impl SymbolIndex {
     /// directory is not itself a package)? `import typing` is not
     /// `flask/typing.py`.
     fn python_root(&self, f: FileId, key: &str) -> bool {
+        !self.maps.py_packages.contains(&self.python_base(f, key))
+    }
+
+    /// The directory the file `f` is module `key` (`a/b`) from: the one
+    /// above `a` (`src` for `src/a/b.py`; `""` for `a/b.py`).
+    fn python_base(&self, f: FileId, key: &str) -> String {
         let path = &self.files[f as usize].path;
         let module_dir = path.strip_suffix("/__init__.py").unwrap_or(path);
         let depth = key.split('/').count();
         let segs: Vec<&str> = module_dir.split('/').collect();
         let above = segs.len().saturating_sub(depth);
-        let parent = segs[..above].join("/");
-        !self.maps.py_packages.contains(&parent)
+        segs[..above].join("/")
     }
 
     /// `grep_searcher#sinks` → the `sinks` module of the crate in `crates/searcher`.
@@ -576,9 +596,46 @@ pub(crate) fn member_key(qualname: &str) -> Option<&str> {
     Some(&qualname[start..])
 }
 
+/// Is `base` a directory Python would likely search for the absolute
+/// imports of the file `importer`: the repository root, the importer's own
+/// directory or one above it (the script's directory, pytest's rootdir
+/// insertion), or a conventional source root (`src`, `lib`, at any depth)?
+/// Not, say, a fixture directory deep inside `tests/` that only a test's
+/// own `sys.path` manipulation makes importable.
+fn likely_sys_path(importer: &str, base: &str) -> bool {
+    if base.is_empty() {
+        return true;
+    }
+    let dir = importer.rsplit_once('/').map_or("", |(d, _)| d);
+    let above_importer = dir == base
+        || dir
+            .strip_prefix(base)
+            .is_some_and(|rest| rest.starts_with('/'));
+    let source_root = matches!(base.rsplit('/').next(), Some("src" | "lib"));
+    above_importer || source_root
+}
+
 fn common_prefix(a: &str, b: &str) -> usize {
     a.split('/')
         .zip(b.split('/'))
         .take_while(|(x, y)| x == y)
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sys_path_entries() {
+        let t = "tests/test_x.py";
+        assert!(likely_sys_path(t, ""));
+        assert!(likely_sys_path(t, "tests"));
+        assert!(likely_sys_path(t, "src"));
+        assert!(likely_sys_path(t, "packages/core/src"));
+        assert!(likely_sys_path("a/b/c.py", "a"));
+        assert!(!likely_sys_path(t, "tests/apps/a/b"));
+        assert!(!likely_sys_path(t, "test"));
+        assert!(!likely_sys_path("testsuite/x.py", "tests"));
+    }
 }

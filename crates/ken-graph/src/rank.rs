@@ -77,6 +77,12 @@ impl FileGraph {
         let n = w.len();
         power_iteration(&w, &vec![1.0 / n.max(1) as f64; n], opts)
     }
+
+    /// PageRank that jumps back to the `seeds` files (node, weight).
+    pub fn personalized_pagerank(&self, seeds: &[(NodeId, f64)], opts: &RankOptions) -> Ranks {
+        let w = self.weighted();
+        power_iteration(&w, &teleport(w.len(), seeds), opts)
+    }
 }
 
 /// The teleport distribution of a seed list (uniform when it is empty).

@@ -7,8 +7,8 @@ mod common;
 use common::*;
 use ken_core::{ChunkKind, Language, RefKind};
 use ken_graph::{
-    CodeGraph, DefKey, Edge, FileFacts, Kinds, Outcome, RankOptions, Reason, Rule, SymbolIndex,
-    resolve_all, resolve_file, resolve_file_with_outcomes,
+    CodeGraph, DefKey, Edge, FileFacts, FileGraph, Kinds, Outcome, RankOptions, Reason, Rule,
+    SymbolIndex, resolve_all, resolve_file, resolve_file_with_outcomes,
 };
 
 fn edge(from: &str, to: &str, line: u32) -> Edge {
@@ -84,6 +84,27 @@ fn personalized_pagerank_stays_near_its_seeds() {
         g.personalized_pagerank(&[(a, 0.0)], &opts).scores,
         g.pagerank(&opts).scores
     );
+}
+
+#[test]
+fn file_ppr_follows_edges_both_ways_when_undirected() {
+    // x.py uses y.py; z.py is alone. Seeded at y, only the undirected graph
+    // reaches x: r_y = 1/(1+d), r_x = d/(1+d).
+    let fg = FileGraph::build(["z.py"], &[edge("x.py:f", "y.py:g", 1)]);
+    let y = fg.node("y.py").unwrap();
+    let opts = RankOptions {
+        tolerance: 1e-12,
+        max_iterations: 500,
+        ..RankOptions::default()
+    };
+    let directed = fg.personalized_pagerank(&[(y, 1.0)], &opts);
+    assert_eq!(directed.scores[fg.node("x.py").unwrap() as usize], 0.0);
+    let r = fg.undirected().personalized_pagerank(&[(y, 1.0)], &opts);
+    let d = 0.85;
+    assert!((r.scores[y as usize] - 1.0 / (1.0 + d)).abs() < 1e-9);
+    assert!((r.scores[fg.node("x.py").unwrap() as usize] - d / (1.0 + d)).abs() < 1e-9);
+    assert_eq!(r.scores[fg.node("z.py").unwrap() as usize], 0.0);
+    assert_eq!(fg.node("nope.py"), None);
 }
 
 #[test]

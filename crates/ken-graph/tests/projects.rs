@@ -532,3 +532,55 @@ fn print_all_edges() {
         );
     }
 }
+
+/// `import pkg` from a test file: the package under `src/` (where sys.path
+/// would find it), not a same-named fixture module nested deep in a test
+/// directory that is no ancestor of the importer.
+#[test]
+fn python_absolute_import_prefers_source_root() {
+    let w = world(
+        "//- src/pkg/__init__.py
+def f():
+    return 1
+
+//- tests/apps/a/b/pkg.py
+def g():
+    return 2
+
+//- tests/test_x.py
+import pkg
+
+
+def test_f():
+    assert pkg.f() == 1
+",
+    );
+    assert!(
+        w.has_edge("call", "tests/test_x.py:test_f", "src/pkg/__init__.py:f"),
+        "{}",
+        w.edges().join("\n")
+    );
+    // a module in the importer's own directory is still preferred (sys.path[0])
+    let w = world(
+        "//- src/pkg/__init__.py
+def f():
+    return 1
+
+//- tests/pkg.py
+def f():
+    return 2
+
+//- tests/test_x.py
+import pkg
+
+
+def test_f():
+    assert pkg.f() == 1
+",
+    );
+    assert!(
+        w.has_edge("call", "tests/test_x.py:test_f", "tests/pkg.py:f"),
+        "{}",
+        w.edges().join("\n")
+    );
+}

@@ -72,6 +72,8 @@ fn apply_param(settings: &mut Settings, kv: &str) -> Result<()> {
         "w_bm25_file" => r.w_bm25_file = v,
         "w_dense_file" => r.w_dense_file = v,
         "w_pagerank" => r.w_pagerank = v,
+        "w_ppr" => r.w_ppr = v,
+        "ppr_seeds" => r.ppr_seeds = v as usize,
         "w_weak" => r.w_weak = v,
         "candidates" => r.candidates = v as usize,
         "max_pinned" => r.max_pinned = v as usize,
