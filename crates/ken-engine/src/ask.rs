@@ -374,8 +374,8 @@ fn expand(
 ) -> Vec<String> {
     let mut out = vec![question.to_string()];
     // Offline expansion from the repository's vocabulary lowered file
-    // MRR@10 on commits_dev from 0.724 to 0.634 (lexical) and from 0.719 to
-    // 0.652 (hybrid): it is measured (`ken eval --expand`), not used. With a
+    // MRR@10 on commits_dev from 0.717 to 0.632 (lexical, BENCHMARKS.md §1):
+    // it is measured (`ken eval --expand`), not used. With a
     // model, the question is rewritten into the repository's terms and a
     // hypothetical snippet (HyDE) is searched too.
     let Some(m) = llm.filter(|_| enabled) else {
