@@ -28,6 +28,9 @@ pub struct FileConfig {
     pub embed_base_url: Option<String>,
     pub embed_model: Option<String>,
     pub embed_api_key: Option<String>,
+    /// What is embedded for a chunk: `meta` (path, qualified name and doc
+    /// comment before the code; the default) or `body` (the code alone).
+    pub embed_text: Option<String>,
     /// OpenAI-compatible chat endpoint for `ken ask`, e.g. `http://127.0.0.1:11434/v1`.
     pub llm_base_url: Option<String>,
     pub llm_model: Option<String>,
@@ -218,6 +221,13 @@ pub fn settings(
     }
     s.git_token = env.git_token.clone();
     s.embedder = embedder(&s.home, choice, &file, env)?;
+    match file.embed_text.as_deref() {
+        None | Some("meta") => {}
+        Some("body") => s.embed_text = ken_engine::semantic::EmbedText::Body,
+        Some(other) => bail!(ken_engine::EngineError::Usage(format!(
+            "config.toml: embed_text = {other:?}: use \"meta\" or \"body\""
+        ))),
+    }
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;
     }
@@ -281,5 +291,14 @@ mod tests {
         std::fs::write(dir.path().join("config.toml"), "bogus = 1\n").unwrap();
         let err = settings(Some(dir.path()), &Env::default(), None).unwrap_err();
         assert!(format!("{err:#}").contains("invalid config file"));
+        std::fs::write(dir.path().join("config.toml"), "embed_text = \"body\"\n").unwrap();
+        let s = settings(Some(dir.path()), &Env::default(), None).unwrap();
+        assert_eq!(s.embed_text, ken_engine::semantic::EmbedText::Body);
+        std::fs::write(dir.path().join("config.toml"), "embed_text = \"all\"\n").unwrap();
+        let err = settings(Some(dir.path()), &Env::default(), None).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("\"meta\" or \"body\""),
+            "{err:#}"
+        );
     }
 }
