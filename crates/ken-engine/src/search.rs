@@ -494,35 +494,21 @@ fn fuse_files(
     file_rank: &HashMap<&str, (usize, f32)>,
     p: &RankParams,
 ) {
-    let mut file_score: HashMap<&str, f32> = HashMap::new();
-    for (path, (rank, _)) in file_rank {
-        *file_score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
-    }
-    for (signal, w) in [
-        ("bm25", p.w_bm25_file),
-        ("dense", p.w_dense_file),
-        ("exact", p.w_symbol),
-        ("ppr", p.w_ppr),
-    ] {
-        if w <= 0.0 {
-            continue;
-        }
-        let mut order: Vec<(u32, &str)> = scored
-            .iter()
-            .filter_map(|(id, c)| {
-                c.signals
-                    .get(signal)
-                    .map(|s| (s.rank, chunks[id].path.as_str()))
-            })
-            .collect();
-        order.sort();
-        let mut seen = HashSet::new();
-        for (_, path) in order {
-            if seen.insert(path) {
-                *file_score.entry(path).or_default() += w / (p.k + seen.len() as f32);
-            }
-        }
-    }
+    let items: Vec<(&str, &Candidate)> = scored
+        .iter()
+        .map(|(id, c)| (chunks[id].path.as_str(), c))
+        .collect();
+    let file_score = file_rrf(
+        &items,
+        file_rank,
+        &[
+            ("bm25", p.w_bm25_file),
+            ("dense", p.w_dense_file),
+            ("exact", p.w_symbol),
+            ("ppr", p.w_ppr),
+        ],
+        p,
+    );
     // each file's best chunk carries the file's score; the others fall behind it
     let mut best: HashMap<&str, (u64, f32)> = HashMap::new();
     for (id, c) in scored.iter() {
@@ -546,29 +532,25 @@ fn fuse_files(
     }
 }
 
-/// The seed files of the personalized PageRank: the best files of the
-/// whole-file BM25, chunk BM25, dense and exact-symbol lists, fused by RRF.
-fn seed_files(
-    cands: &HashMap<u64, Candidate>,
-    chunks: &HashMap<u64, StoredChunk>,
-    file_rank: &HashMap<&str, (usize, f32)>,
+/// File-level RRF: the whole-file BM25 list, and each chunk signal as a
+/// list of files in the order of their best chunk.
+fn file_rrf<'a>(
+    items: &[(&'a str, &Candidate)],
+    file_rank: &HashMap<&'a str, (usize, f32)>,
+    signals: &[(&str, f32)],
     p: &RankParams,
-) -> Vec<(String, f64)> {
+) -> HashMap<&'a str, f32> {
     let mut score: HashMap<&str, f32> = HashMap::new();
     for (path, (rank, _)) in file_rank {
         *score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
     }
-    for (signal, w) in [
-        ("bm25", p.w_bm25_file),
-        ("dense", p.w_dense_file),
-        ("exact", p.w_symbol),
-    ] {
-        let mut order: Vec<(u32, &str)> = cands
+    for &(signal, w) in signals {
+        if w <= 0.0 {
+            continue;
+        }
+        let mut order: Vec<(u32, &str)> = items
             .iter()
-            .filter_map(|(id, c)| {
-                let path = chunks.get(id)?.path.as_str();
-                c.signals.get(signal).map(|s| (s.rank, path))
-            })
+            .filter_map(|(path, c)| c.signals.get(signal).map(|s| (s.rank, *path)))
             .collect();
         order.sort();
         let mut seen = HashSet::new();
@@ -578,6 +560,31 @@ fn seed_files(
             }
         }
     }
+    score
+}
+
+/// The seed files of the personalized PageRank: the best files of the
+/// whole-file BM25, chunk BM25, dense and exact-symbol lists, fused by RRF.
+fn seed_files(
+    cands: &HashMap<u64, Candidate>,
+    chunks: &HashMap<u64, StoredChunk>,
+    file_rank: &HashMap<&str, (usize, f32)>,
+    p: &RankParams,
+) -> Vec<(String, f64)> {
+    let items: Vec<(&str, &Candidate)> = cands
+        .iter()
+        .filter_map(|(id, c)| Some((chunks.get(id)?.path.as_str(), c)))
+        .collect();
+    let score = file_rrf(
+        &items,
+        file_rank,
+        &[
+            ("bm25", p.w_bm25_file),
+            ("dense", p.w_dense_file),
+            ("exact", p.w_symbol),
+        ],
+        p,
+    );
     let mut seeds: Vec<(String, f64)> = score
         .into_iter()
         .map(|(path, s)| (path.to_string(), s as f64))

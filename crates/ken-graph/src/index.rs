@@ -598,7 +598,7 @@ pub(crate) fn member_key(qualname: &str) -> Option<&str> {
 
 /// Is `base` a directory Python would likely search for the absolute
 /// imports of the file `importer`: the repository root, the importer's own
-/// directory or one above it (the script's directory, pytest's rootdir
+/// directory or any directory above it (the script's directory, pytest's rootdir
 /// insertion), or a conventional source root (`src`, `lib`, at any depth)?
 /// Not, say, a fixture directory deep inside `tests/` that only a test's
 /// own `sys.path` manipulation makes importable.
