@@ -389,7 +389,17 @@ fn embed(
         return Ok(None);
     };
     let seq = store.batch_seq()?;
-    semantic::embed_pending(store, seq, embedder.as_ref(), settings.embed_text, progress).map(Some)
+    semantic::embed_pending(
+        store,
+        seq,
+        embedder.as_ref(),
+        semantic::EmbedPlan {
+            text: settings.embed_text,
+            windows: settings.embed_windows,
+        },
+        progress,
+    )
+    .map(Some)
 }
 
 fn now() -> i64 {

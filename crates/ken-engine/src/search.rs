@@ -38,6 +38,9 @@ pub struct RankParams {
     pub w_dense: f32,
     /// Files mode: rank files by file-level fusion.
     pub file_fusion: bool,
+    /// Files mode: the whole-file BM25 list's weight when a dense list
+    /// joins the fusion (`w_file` without one).
+    pub w_file_dense: f32,
     /// Files mode: chunk BM25 as a file list.
     pub w_bm25_file: f32,
     /// Files mode: dense retrieval as a file list.
@@ -72,6 +75,7 @@ impl Default for RankParams {
             w_partial: 0.1,
             w_dense: 1.0,
             file_fusion: true,
+            w_file_dense: 1.5,
             w_bm25_file: 1.0,
             w_dense_file: 0.5,
             w_pagerank: 0.0,
@@ -327,10 +331,14 @@ pub fn search_store(
 
     // BM25 over whole files: lifts every candidate of a well-ranked file,
     // and brings in files no chunk list found.
-    let file_hits = store.search_files(&LexicalQuery {
-        limit: p.candidates / 2,
-        ..lex.clone()
-    })?;
+    let file_hits = if lexical {
+        store.search_files(&LexicalQuery {
+            limit: p.candidates / 2,
+            ..lex.clone()
+        })?
+    } else {
+        Vec::new()
+    };
     let file_rank: HashMap<&str, (usize, f32)> = file_hits
         .iter()
         .enumerate()
@@ -432,7 +440,9 @@ pub fn search_store(
     if pinned.iter().any(|(_, t, _)| *t == SymbolTier::Exact) {
         pinned.retain(|(_, t, _)| *t == SymbolTier::Exact);
     }
-    pinned.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)));
+    order_pins(&mut pinned, |id| {
+        chunks.get(&id).is_some_and(|c| c.kind == ChunkKind::Module)
+    });
     pinned.truncate(p.max_pinned);
     for (pos, (id, tier, _)) in pinned.iter().enumerate() {
         if let Some((_, c)) = scored.iter_mut().find(|(i, _)| i == id) {
@@ -485,6 +495,17 @@ pub fn search_store(
     Ok(StoreResults { hits, notes })
 }
 
+/// Pinned exact hits: by tier; then definition chunks before module chunks
+/// (a module chunk only holds a definition too small to be a chunk of its
+/// own, such as a one-line struct); then by fused score.
+fn order_pins(pinned: &mut [(u64, SymbolTier, f32)], is_module: impl Fn(u64) -> bool) {
+    pinned.sort_by(|a, b| {
+        a.1.cmp(&b.1)
+            .then(is_module(a.0).cmp(&is_module(b.0)))
+            .then(b.2.total_cmp(&a.2))
+    });
+}
+
 /// Files mode: rank files by RRF over file-level lists — whole-file BM25,
 /// and each chunk signal with its files in order of their best chunk — and
 /// give that score to each file's best chunk.
@@ -498,9 +519,13 @@ fn fuse_files(
         .iter()
         .map(|(id, c)| (chunks[id].path.as_str(), c))
         .collect();
+    let with_dense = items.iter().any(|(_, c)| c.signals.get("dense").is_some());
     let file_score = file_rrf(
         &items,
-        file_rank,
+        (
+            file_rank,
+            if with_dense { p.w_file_dense } else { p.w_file },
+        ),
         &[
             ("bm25", p.w_bm25_file),
             ("dense", p.w_dense_file),
@@ -536,13 +561,13 @@ fn fuse_files(
 /// list of files in the order of their best chunk.
 fn file_rrf<'a>(
     items: &[(&'a str, &Candidate)],
-    file_rank: &HashMap<&'a str, (usize, f32)>,
+    (file_rank, w_file): (&HashMap<&'a str, (usize, f32)>, f32),
     signals: &[(&str, f32)],
     p: &RankParams,
 ) -> HashMap<&'a str, f32> {
     let mut score: HashMap<&str, f32> = HashMap::new();
     for (path, (rank, _)) in file_rank {
-        *score.entry(path).or_default() += p.w_file / (p.k + *rank as f32);
+        *score.entry(path).or_default() += w_file / (p.k + *rank as f32);
     }
     for &(signal, w) in signals {
         if w <= 0.0 {
@@ -577,7 +602,7 @@ fn seed_files(
         .collect();
     let score = file_rrf(
         &items,
-        file_rank,
+        (file_rank, p.w_file),
         &[
             ("bm25", p.w_bm25_file),
             ("dense", p.w_dense_file),
@@ -786,6 +811,19 @@ pub fn index_path(settings: &Settings, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pins_go_by_tier_then_definitions_before_modules_then_score() {
+        let mut pins = vec![
+            (1, SymbolTier::Exact, 0.9), // module chunk, best score
+            (2, SymbolTier::Exact, 0.1), // the impl
+            (3, SymbolTier::ExactFolded, 1.0),
+            (4, SymbolTier::Exact, 0.5),
+        ];
+        order_pins(&mut pins, |id| id == 1);
+        let ids: Vec<u64> = pins.iter().map(|p| p.0).collect();
+        assert_eq!(ids, vec![4, 2, 1, 3]);
+    }
 
     #[test]
     fn test_paths() {

@@ -94,6 +94,88 @@ pub fn embed_text(c: &StoredChunk, variant: EmbedText) -> String {
     }
 }
 
+/// What is embedded per chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbedPlan {
+    pub text: EmbedText,
+    /// Most vectors per chunk: its whole text (which the model truncates to
+    /// its length), then windows over the lines the model did not read.
+    pub windows: usize,
+}
+
+impl Default for EmbedPlan {
+    fn default() -> Self {
+        EmbedPlan {
+            text: EmbedText::default(),
+            windows: DEFAULT_WINDOWS,
+        }
+    }
+}
+
+/// Chosen on the dev sets (BENCHMARKS.md, "long chunks").
+pub const DEFAULT_WINDOWS: usize = 4;
+
+/// Characters of code a model reads in `max_tokens` tokens, about (code
+/// runs 2.5–4 characters per word piece; the low end keeps windows inside
+/// the model's length).
+pub fn window_chars(max_tokens: usize) -> usize {
+    (max_tokens * 5 / 2).max(64)
+}
+
+/// The texts embedded for a chunk: [`embed_text`] first, then, for a chunk
+/// longer than the model reads (`window_chars`), windows of its later lines
+/// under the chunk's path and name, overlapping by a fifth, at most
+/// `plan.windows` texts in all. A long function or a big table is then
+/// found by what its end says, not only by its first lines.
+pub fn embed_texts(c: &StoredChunk, plan: EmbedPlan, window_chars: usize) -> Vec<String> {
+    let mut out = vec![embed_text(c, plan.text)];
+    if plan.windows <= 1 || c.text.len() <= window_chars {
+        return out;
+    }
+    let header = match plan.text {
+        EmbedText::Body => String::new(),
+        EmbedText::Meta => {
+            let mut h = format!("{}\n", c.path);
+            if let Some(q) = c.qualname.as_deref().or(c.symbol.as_deref()) {
+                h.push_str(q);
+                h.push('\n');
+            }
+            h
+        }
+    };
+    // line starts, as byte offsets
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(c.text.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&i| i < c.text.len())
+        .collect();
+    let stride = window_chars * 4 / 5;
+    let mut from = stride;
+    while out.len() < plan.windows && from < c.text.len() {
+        // the window starts at the first line starting in the stride after
+        // `from`, or mid-line when lines are that long
+        let start = match starts.iter().find(|&&s| s >= from) {
+            Some(&s) if s < from + stride => s,
+            _ => {
+                let mut s = from;
+                while !c.text.is_char_boundary(s) {
+                    s -= 1;
+                }
+                s
+            }
+        };
+        let mut end = (start + window_chars).min(c.text.len());
+        while !c.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push(format!("{header}{}", &c.text[start..end]));
+        if end >= c.text.len() {
+            break;
+        }
+        from = start + stride;
+    }
+    out
+}
+
 /// The cache key of an embedded text: its hash and how it was built.
 fn key(text: &str, variant: EmbedText) -> String {
     format!(
@@ -134,28 +216,36 @@ pub fn embed_pending(
     store: &mut dyn Store,
     batch_seq: u64,
     embedder: &dyn Embedder,
-    variant: EmbedText,
+    plan: EmbedPlan,
     progress: &dyn EmbedProgress,
 ) -> Result<EmbedReport> {
     let started = Instant::now();
     let model = embedder.id().to_string();
     let chunks = store.all_chunks()?;
-    let texts: Vec<String> = chunks.iter().map(|c| embed_text(c, variant)).collect();
-    let keys: Vec<String> = texts.iter().map(|t| key(t, variant)).collect();
+    let window_chars = window_chars(embedder.max_tokens());
+    // (chunk id, text, key) of every vector wanted, the chunk's whole text first
+    let mut wanted: Vec<(u64, String, String)> = Vec::new();
+    for c in &chunks {
+        for t in embed_texts(c, plan, window_chars) {
+            let k = key(&t, plan.text);
+            wanted.push((c.id, t, k));
+        }
+    }
+    let keys: Vec<String> = wanted.iter().map(|w| w.2.clone()).collect();
     let present = store.vector_keys_present(&model, &keys)?;
     // unique missing texts, shortest first (batches of similar length pad less)
     let mut seen = std::collections::HashSet::new();
-    let mut todo: Vec<usize> = (0..chunks.len())
+    let mut todo: Vec<usize> = (0..wanted.len())
         .filter(|&i| !present.contains(&keys[i]) && seen.insert(&keys[i]))
         .collect();
-    todo.sort_by_key(|&i| texts[i].len());
-    let cached = chunks.len() - todo.len();
+    todo.sort_by_key(|&i| wanted[i].1.len());
+    let cached = wanted.len() - todo.len();
     progress.embed_begin(todo.len() as u64, cached as u64);
-    let mut pending: Vec<(String, Vec<f32>)> = Vec::new();
+    let entries: Vec<(u64, &str)> = wanted.iter().map(|w| (w.0, w.2.as_str())).collect();
     let mut done = 0u64;
     let mut last_rebuild = Instant::now();
     for batch in todo.chunks(BATCH) {
-        let inputs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+        let inputs: Vec<&str> = batch.iter().map(|&i| wanted[i].1.as_str()).collect();
         let vectors = embedder.embed_documents(&inputs).map_err(|e| {
             if e.is_user_error() {
                 EngineError::Usage(e.to_string())
@@ -163,23 +253,22 @@ pub fn embed_pending(
                 EngineError::Internal(e.to_string())
             }
         })?;
-        for (&i, v) in batch.iter().zip(vectors) {
-            pending.push((keys[i].clone(), v));
-        }
+        let pending: Vec<(String, Vec<f32>)> = batch
+            .iter()
+            .zip(vectors)
+            .map(|(&i, v)| (keys[i].clone(), v))
+            .collect();
         done += batch.len() as u64;
         // every batch is committed: a kill loses at most one batch
-        store.put_vectors(&model, &std::mem::take(&mut pending))?;
+        store.put_vectors(&model, &pending)?;
         if last_rebuild.elapsed() > REBUILD_EVERY {
-            rebuild_index(store, &model, &chunks, &keys, batch_seq)?;
+            rebuild_index(store, &model, &entries, chunks.len(), batch_seq)?;
             last_rebuild = Instant::now();
         }
         progress.embed_advance(done);
     }
-    if !pending.is_empty() {
-        store.put_vectors(&model, &pending)?;
-    }
     progress.embed_end();
-    let meta = rebuild_index(store, &model, &chunks, &keys, batch_seq)?;
+    let meta = rebuild_index(store, &model, &entries, chunks.len(), batch_seq)?;
     Ok(EmbedReport {
         model,
         chunks: chunks.len() as u64,
@@ -193,22 +282,24 @@ pub fn embed_pending(
 /// Above this many vectors the approximate index is used.
 pub const EXACT_LIMIT: usize = 1_000_000;
 
-/// Rebuild `model`'s vector index from the cache for the current chunks.
+/// Rebuild `model`'s vector index from the cache: one row per (chunk, key)
+/// entry whose vector is cached.
 fn rebuild_index(
     store: &mut dyn Store,
     model: &str,
-    chunks: &[StoredChunk],
-    keys: &[String],
+    entries: &[(u64, &str)],
+    chunks: usize,
     batch_seq: u64,
 ) -> Result<VectorMeta> {
-    let vectors = store.get_vectors(model, keys)?;
+    let keys: Vec<String> = entries.iter().map(|e| e.1.to_string()).collect();
+    let vectors = store.get_vectors(model, &keys)?;
     let dim = vectors.values().next().map(Vec::len).unwrap_or(0);
     let mut set = VectorSet::new(dim.max(1));
-    for (c, k) in chunks.iter().zip(keys) {
-        if let Some(v) = vectors.get(k)
+    for (id, k) in entries {
+        if let Some(v) = vectors.get(*k)
             && v.len() == dim
         {
-            set.push(c.id, v);
+            set.push(*id, v);
         }
     }
     let index = if set.len() > EXACT_LIMIT {
@@ -220,7 +311,7 @@ fn rebuild_index(
         model: model.to_string(),
         dim,
         rows: set.len(),
-        chunks: chunks.len(),
+        chunks,
         batch_seq,
         built_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -275,14 +366,18 @@ pub fn dense_search(
             EngineError::Internal(e.to_string())
         }
     })?;
-    let hits = index
-        .search(&q, k)
+    // a long chunk has several rows: ask for more, keep each chunk's best
+    let rows = index
+        .search(&q, k.saturating_mul(2))
         .map_err(|e| EngineError::Internal(e.to_string()))?;
-    Ok(Some(Dense {
-        hits: hits.into_iter().map(|n| (n.id, n.score)).collect(),
-        held,
-        chunks,
-    }))
+    let mut seen = std::collections::HashSet::new();
+    let hits: Vec<(u64, f32)> = rows
+        .into_iter()
+        .filter(|n| seen.insert(n.id))
+        .take(k)
+        .map(|n| (n.id, n.score))
+        .collect();
+    Ok(Some(Dense { hits, held, chunks }))
 }
 
 /// How much of the current chunks a model has vectors for.
@@ -323,4 +418,108 @@ pub fn coverage(store: &dyn Store, variant: EmbedText) -> Result<Vec<Coverage>> 
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ken_core::{ChunkKind, Language};
+
+    fn chunk(text: String) -> StoredChunk {
+        StoredChunk {
+            id: 7,
+            path: "src/types.rs".into(),
+            language: Language::Rust,
+            kind: ChunkKind::Function,
+            symbol: Some("defaults".into()),
+            qualname: Some("types::defaults".into()),
+            signature: None,
+            doc: Some("The default file types.".into()),
+            start_line: 1,
+            end_line: 200,
+            start_byte: 0,
+            end_byte: text.len() as u32,
+            trivial: false,
+            cell: None,
+            content_hash: String::new(),
+            synthetic: false,
+            text,
+        }
+    }
+
+    fn long_chunk() -> StoredChunk {
+        let lines: Vec<String> = (0..200)
+            .map(|i| format!("    (\"lang{i}\", &[\"*.ext{i}\"]),"))
+            .collect();
+        chunk(lines.join("\n"))
+    }
+
+    #[test]
+    fn a_short_chunk_is_one_text() {
+        let c = chunk("fn f() {}".into());
+        let texts = embed_texts(&c, EmbedPlan::default(), 640);
+        assert_eq!(texts, vec![embed_text(&c, EmbedText::Meta)]);
+    }
+
+    #[test]
+    fn a_long_chunk_gets_windows_over_its_later_lines() {
+        let c = long_chunk();
+        let plan = EmbedPlan {
+            text: EmbedText::Meta,
+            windows: 100,
+        };
+        let texts = embed_texts(&c, plan, 640);
+        // the first text is the whole chunk, as before windows existed (cache keys hold)
+        assert_eq!(texts[0], embed_text(&c, EmbedText::Meta));
+        assert!(texts.len() > 5, "{}", texts.len());
+        for w in &texts[1..] {
+            assert!(
+                w.starts_with("src/types.rs\ntypes::defaults\n    (\"lang"),
+                "{w}"
+            );
+            assert!(w.len() <= 640 + 40);
+        }
+        // every line is in some window, the last one included
+        for i in [0, 57, 123, 199] {
+            let line = format!("(\"lang{i}\", &[\"*.ext{i}\"])");
+            assert!(
+                texts.iter().any(|t| t.contains(&line)),
+                "line {i} not embedded"
+            );
+        }
+        // windows overlap a little, and do not repeat whole
+        assert!(texts[1..].windows(2).all(|w| w[0] != w[1]));
+    }
+
+    #[test]
+    fn windows_are_capped_and_respect_the_plan() {
+        let c = long_chunk();
+        let capped = EmbedPlan {
+            text: EmbedText::Meta,
+            windows: 3,
+        };
+        assert_eq!(embed_texts(&c, capped, 640).len(), 3);
+        let one = EmbedPlan {
+            text: EmbedText::Meta,
+            windows: 1,
+        };
+        assert_eq!(embed_texts(&c, one, 640).len(), 1);
+        let body = EmbedPlan {
+            text: EmbedText::Body,
+            windows: 3,
+        };
+        assert!(embed_texts(&c, body, 640)[1].starts_with("    (\"lang"));
+        // a model that reads far more: no windows
+        assert_eq!(
+            embed_texts(&c, EmbedPlan::default(), window_chars(8192)).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn windows_split_only_on_char_boundaries() {
+        let c = chunk("é".repeat(2000));
+        let texts = embed_texts(&c, EmbedPlan::default(), 641);
+        assert!(texts.len() > 1);
+    }
 }

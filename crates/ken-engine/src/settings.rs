@@ -23,6 +23,8 @@ pub struct Settings {
     /// The embedder used for indexing and for the query side of search.
     pub embedder: EmbedderSpec,
     pub embed_text: EmbedText,
+    /// Most vectors per long chunk (1: its first lines only).
+    pub embed_windows: usize,
     /// The chat model for `ken ask` (None: extractive answers).
     pub llm: Option<ken_llm::ChatConfig>,
     /// Tokens of context given to the model.
@@ -42,6 +44,7 @@ impl Settings {
             rank: RankParams::default(),
             embedder: EmbedderSpec::Off,
             embed_text: EmbedText::default(),
+            embed_windows: crate::semantic::DEFAULT_WINDOWS,
             llm: None,
             context_tokens: 6000,
         }

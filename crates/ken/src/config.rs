@@ -31,6 +31,9 @@ pub struct FileConfig {
     /// What is embedded for a chunk: `meta` (path, qualified name and doc
     /// comment before the code; the default) or `body` (the code alone).
     pub embed_text: Option<String>,
+    /// Most vectors per long chunk: its whole text, then windows over the
+    /// lines past what the model reads (1: the first lines only; default 4).
+    pub embed_windows: Option<usize>,
     /// OpenAI-compatible chat endpoint for `ken ask`, e.g. `http://127.0.0.1:11434/v1`.
     pub llm_base_url: Option<String>,
     pub llm_model: Option<String>,
@@ -227,6 +230,9 @@ pub fn settings(
         Some(other) => bail!(ken_engine::EngineError::Usage(format!(
             "config.toml: embed_text = {other:?}: use \"meta\" or \"body\""
         ))),
+    }
+    if let Some(w) = file.embed_windows {
+        s.embed_windows = w.max(1);
     }
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;

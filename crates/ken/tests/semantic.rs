@@ -105,7 +105,11 @@ fn vectors_are_cached_by_content_across_commits() {
     let v = json_of(c);
     assert_eq!(v["results"][0]["path"], "src/shop/payments.py", "{v}");
     assert!(v["results"][0]["signals"]["dense"].is_object());
-    assert!(v["results"][0]["signals"].get("bm25").is_none());
+    for r in v["results"].as_array().unwrap() {
+        // dense only: no lexical list of chunks or of whole files
+        assert!(r["signals"].get("bm25").is_none(), "{r}");
+        assert!(r["signals"].get("file").is_none(), "{r}");
+    }
     let mut c = ken.cmd_embedding();
     c.args(["search", "--json", "wait longer after every failed attempt"]);
     let v = json_of(c);
@@ -217,4 +221,73 @@ fn killed_embedding_resumes_and_search_reports_coverage() {
     let v = json_of(c);
     let notes = v["notes"].to_string();
     assert!(notes.contains("semantic coverage"), "{v}");
+}
+
+/// A long function whose last lines are what the question is about.
+fn long_function_repo() -> Repo {
+    let r = Repo::new();
+    let mut body = String::from("def run_client(settings):\n    \"\"\"Run the client.\"\"\"\n");
+    for i in 0..80 {
+        body.push_str(&format!(
+            "    value_{i} = settings.get(\"option_{i}\", {i})\n"
+        ));
+    }
+    body.push_str(
+        "    # the server is overloaded: wait twice as long after every failed attempt\n\
+         \x20   delay = 1\n\
+         \x20   while not send_request(settings):\n\
+         \x20       sleep(delay)\n\
+         \x20       delay = delay * 2\n",
+    );
+    r.write("client.py", &body);
+    r.write(
+        "colors.py",
+        "def mix_colors(a, b):\n    \"\"\"Blend two paint colours.\"\"\"\n    return (a + b) / 2\n",
+    );
+    r.write(
+        "names.py",
+        "def greet(name):\n    \"\"\"Say hello to a person.\"\"\"\n    return 'hello ' + name\n",
+    );
+    r.commit("client");
+    r
+}
+
+#[test]
+fn long_chunks_are_embedded_in_windows() {
+    let r = long_function_repo();
+    let p = r.path().to_str().unwrap();
+    let ken = Ken::new();
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p]);
+    let v = json_of(c);
+    let chunks = v["embed"]["chunks"].as_u64().unwrap();
+    let rows = v["embed"]["indexed"].as_u64().unwrap();
+    assert!(rows > chunks, "the long function has several vectors: {v}");
+    let mut c = ken.cmd_embedding();
+    c.args([
+        "search",
+        "--json",
+        "--mode",
+        "semantic",
+        "--limit",
+        "5",
+        "retry with a doubling delay when the server is overloaded",
+    ]);
+    let v = json_of(c);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results[0]["symbol"], "run_client", "{v}");
+    // one result per chunk, however many of its windows matched
+    let firsts = results
+        .iter()
+        .filter(|r| r["symbol"] == "run_client")
+        .count();
+    assert_eq!(firsts, 1, "{v}");
+
+    // embed_windows = 1: one vector per chunk
+    let ken = Ken::new();
+    std::fs::write(ken.home.path().join("config.toml"), "embed_windows = 1\n").unwrap();
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p]);
+    let v = json_of(c);
+    assert_eq!(v["embed"]["indexed"], v["embed"]["chunks"], "{v}");
 }

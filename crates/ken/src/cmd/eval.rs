@@ -65,6 +65,7 @@ fn apply_param(settings: &mut Settings, kv: &str) -> Result<()> {
         "k" => r.k = v,
         "w_bm25" => r.w_bm25 = v,
         "w_file" => r.w_file = v,
+        "w_file_dense" => r.w_file_dense = v,
         "w_symbol" => r.w_symbol = v,
         "w_partial" => r.w_partial = v,
         "w_dense" => r.w_dense = v,

@@ -79,7 +79,7 @@ fn print_summary(r: &IndexReport, out: &Output) {
     }
     match &r.embed {
         Some(e) if e.embedded > 0 => outln!(
-            "  embedded {} chunks with {} in {:.1}s ({} cached) · {} in the vector index",
+            "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index",
             e.embedded,
             e.model,
             e.seconds,
@@ -87,8 +87,9 @@ fn print_summary(r: &IndexReport, out: &Output) {
             e.indexed
         ),
         Some(e) => outln!(
-            "  embeddings up to date ({} chunks, {})",
+            "  embeddings up to date ({} vectors for {} chunks, {})",
             e.indexed,
+            e.chunks,
             e.model
         ),
         None => {}

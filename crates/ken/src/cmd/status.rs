@@ -37,7 +37,7 @@ pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
         );
         for e in &r.embeddings {
             outln!(
-                "  embeddings ({}): {}/{} chunks embedded · {} in the vector index{}",
+                "  embeddings ({}): {}/{} chunks embedded · {} vectors in the index{}",
                 e.model,
                 e.embedded,
                 e.chunks,
