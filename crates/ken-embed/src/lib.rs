@@ -43,9 +43,16 @@ pub use install::{
     install_default_model,
 };
 pub use local::{
-    Backend, LocalEmbedder, LocalOptions, MODEL_FILES, Pooling, check_model_dir, read_pooling,
+    Backend, INT8_MIN_TOKENS, LocalEmbedder, LocalOptions, MODEL_FILES, Pooling, check_model_dir,
+    read_pooling,
 };
 pub use static_embed::{DistillReport, StaticEmbedder, distill};
+
+/// Whether this CPU can run the local model's dense layers in int8
+/// (`LocalOptions::int8`): AVX-512 VNNI.
+pub fn int8_available() -> bool {
+    local::int8::available()
+}
 
 /// Turns text into vectors. Implementations are cheap to share across threads.
 pub trait Embedder: Send + Sync {

@@ -55,6 +55,53 @@ fn candle_backend_agrees() {
 }
 
 #[test]
+fn int8_dense_layers_stay_close_to_the_reference() {
+    let opts = LocalOptions {
+        int8: true,
+        ..LocalOptions::default()
+    };
+    if !ken_embed::int8_available() {
+        // a clear refusal, not a slow or wrong model
+        let err = LocalEmbedder::load(&common::model_dir(), opts).unwrap_err();
+        assert!(err.to_string().contains("AVX-512 VNNI"), "{err}");
+        return;
+    }
+    let int8 = common::load(opts);
+    let full = common::load(LocalOptions::default());
+    assert_eq!(
+        int8.id(),
+        format!("{}:int8", full.id()),
+        "int8 vectors are cached apart"
+    );
+    let refs = common::reference();
+    let texts: Vec<&str> = refs.iter().map(|r| r.text.as_str()).collect();
+    let got = int8.embed_documents(&texts).unwrap();
+    let f32s = full.embed_documents(&texts).unwrap();
+    for ((r, v), f) in refs.iter().zip(&got).zip(&f32s) {
+        let c = cosine(v, &r.vector);
+        assert!(c >= 0.99, "cosine {c} for {:?}", r.text);
+        if r.n_tokens >= ken_embed::INT8_MIN_TOKENS {
+            // long inputs really went through the int8 layers
+            assert!(cosine(v, f) < 0.99999, "{:?} was not quantized", r.text);
+        } else {
+            // short ones (queries) run in f32
+            assert!(cosine(v, f) > 0.99999, "{:?}", r.text);
+        }
+    }
+    // and it still ranks by meaning
+    let q = int8
+        .embed_query("retry a failed request with backoff")
+        .unwrap();
+    let d = int8
+        .embed_documents(&[
+            "def retry(request, attempts):\n    for i in range(attempts):\n        sleep(2 ** i)",
+            "def mix_colors(a, b):\n    return (a + b) / 2",
+        ])
+        .unwrap();
+    assert!(cosine(&q, &d[0]) > cosine(&q, &d[1]));
+}
+
+#[test]
 fn long_inputs_are_truncated_to_max_tokens() {
     let model = common::load(LocalOptions::default());
     let long = "retry the request with exponential backoff ".repeat(200);

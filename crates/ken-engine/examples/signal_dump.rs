@@ -23,7 +23,10 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("usage: signal_dump HOME MODEL_DIR QUERIES.jsonl");
     };
     let mut settings = Settings::new(PathBuf::from(home_dir));
-    settings.embedder = EmbedderSpec::Local(PathBuf::from(model));
+    settings.embedder = EmbedderSpec::Local {
+        dir: PathBuf::from(model),
+        int8: false,
+    };
     let embedder = open_embedder(&settings.embedder)?.expect("embedder");
     let p = &settings.rank;
     let mut stores: HashMap<String, EmbeddedStore> = HashMap::new();

@@ -24,8 +24,9 @@ pub enum EmbedderSpec {
     /// No embeddings: lexical search only.
     #[default]
     Off,
-    /// A local model directory (config.json, tokenizer.json, model.safetensors).
-    Local(PathBuf),
+    /// A local model directory (config.json, tokenizer.json, model.safetensors);
+    /// `int8`: dense layers in int8 (AVX-512 VNNI CPUs).
+    Local { dir: PathBuf, int8: bool },
     /// A distilled static table and the tokenizer of its source model.
     Static { table: PathBuf, tokenizer: PathBuf },
     /// An OpenAI-compatible embeddings endpoint.
@@ -62,8 +63,15 @@ pub fn open_embedder(spec: &EmbedderSpec) -> Result<Option<Box<dyn Embedder>>> {
     };
     Ok(match spec {
         EmbedderSpec::Off => None,
-        EmbedderSpec::Local(dir) => Some(Box::new(
-            LocalEmbedder::load(dir, LocalOptions::default()).map_err(map)?,
+        EmbedderSpec::Local { dir, int8 } => Some(Box::new(
+            LocalEmbedder::load(
+                dir,
+                LocalOptions {
+                    int8: *int8,
+                    ..LocalOptions::default()
+                },
+            )
+            .map_err(map)?,
         )),
         EmbedderSpec::Static { table, tokenizer } => Some(Box::new(
             StaticEmbedder::load(table, tokenizer).map_err(map)?,

@@ -34,6 +34,10 @@ pub struct FileConfig {
     /// Most vectors per long chunk: its whole text, then windows over the
     /// lines past what the model reads (1: the first lines only; default 4).
     pub embed_windows: Option<usize>,
+    /// The local model's dense layers in int8: twice the speed, vectors within
+    /// cosine 0.996 of f32 (BENCHMARKS.md §4). Default: on where the CPU has
+    /// AVX-512 VNNI.
+    pub embed_int8: Option<bool>,
     /// OpenAI-compatible chat endpoint for `ken ask`, e.g. `http://127.0.0.1:11434/v1`.
     pub llm_base_url: Option<String>,
     pub llm_model: Option<String>,
@@ -155,7 +159,10 @@ fn embedder(
             None => {
                 // the local model when one is installed, else none
                 return Ok(match ken_embed::find_model(&model_dirs(home, file, env)) {
-                    Ok(dir) => EmbedderSpec::Local(dir),
+                    Ok(dir) => EmbedderSpec::Local {
+                        dir,
+                        int8: file.embed_int8.unwrap_or_else(ken_embed::int8_available),
+                    },
                     Err(_) => EmbedderSpec::Off,
                 });
             }
@@ -167,7 +174,10 @@ fn embedder(
     };
     Ok(match choice {
         EmbedderChoice::Off => EmbedderSpec::Off,
-        EmbedderChoice::Local => EmbedderSpec::Local(find()?),
+        EmbedderChoice::Local => EmbedderSpec::Local {
+            dir: find()?,
+            int8: file.embed_int8.unwrap_or_else(ken_embed::int8_available),
+        },
         EmbedderChoice::Static => {
             let dir = find()?;
             let table = static_table(home, &dir);

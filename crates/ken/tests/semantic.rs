@@ -11,6 +11,8 @@ use common::*;
 #[test]
 fn embed_prints_normalised_vectors() {
     let ken = Ken::new();
+    // the f32 model, whose published values are checked below
+    std::fs::write(ken.home.path().join("config.toml"), "embed_int8 = false\n").unwrap();
     let mut c = ken.cmd_embedding();
     c.args([
         "embed",
@@ -41,6 +43,30 @@ fn embed_prints_normalised_vectors() {
     for (got, want) in first.iter().zip([0.0677, 0.0635, 0.0487, 0.0793, 0.0374]) {
         assert!((got - want).abs() < 1e-3, "{got} vs {want}");
     }
+}
+
+#[test]
+fn int8_is_the_default_where_the_cpu_has_it() {
+    let ken = Ken::new();
+    let mut c = ken.cmd_embedding();
+    c.args(["embed", "--json", "This is an example sentence"]);
+    let int8 = json_of(c);
+    std::fs::write(ken.home.path().join("config.toml"), "embed_int8 = false\n").unwrap();
+    let mut c = ken.cmd_embedding();
+    c.args(["embed", "--json", "This is an example sentence"]);
+    let full = json_of(c);
+    let model = int8["model"].as_str().unwrap();
+    assert_eq!(
+        model.ends_with(":int8"),
+        ken_embed::int8_available(),
+        "{model}"
+    );
+    assert!(!full["model"].as_str().unwrap().ends_with(":int8"));
+    let (a, b) = (&int8["vectors"][0], &full["vectors"][0]);
+    let dot: f64 = (0..384)
+        .map(|i| a[i].as_f64().unwrap() * b[i].as_f64().unwrap())
+        .sum();
+    assert!(dot > 0.99, "cosine {dot}");
 }
 
 #[test]

@@ -20,6 +20,7 @@ use gemm::Parallelism;
 use rayon::prelude::*;
 use serde::Deserialize;
 
+use super::int8::{self, QMatrix};
 use super::kernels::{self, Act};
 use crate::error::{EmbedError, Result};
 
@@ -133,6 +134,8 @@ struct Layer {
     b_o2: Vec<f32>,
     ln2_g: Vec<f32>,
     ln2_b: Vec<f32>,
+    /// The four matrices quantized to int8, when asked for.
+    q: Option<[QMatrix; 4]>,
 }
 
 /// A loaded encoder.
@@ -190,7 +193,8 @@ impl Weights {
 }
 
 impl Bert {
-    pub fn load(weights: &Path, cfg: BertConfig) -> Result<Bert> {
+    /// `int8`: also keep the dense layers' weights quantized, and use them.
+    pub fn load(weights: &Path, cfg: BertConfig, int8: bool) -> Result<Bert> {
         let map = candle_core::safetensors::load(weights, &Device::Cpu)
             .map_err(|e| EmbedError::Model(format!("{}: {e}", weights.display())))?;
         let prefix = ["", "bert.", "model.", "roberta.", "encoder_model."]
@@ -233,7 +237,7 @@ impl Bert {
                 .collect();
             b_qkv.extend(vec("attention.self.key.bias", h)?);
             b_qkv.extend(vec("attention.self.value.bias", h)?);
-            layers.push(Layer {
+            let mut layer = Layer {
                 w_qkv,
                 b_qkv,
                 w_o: lin("attention.output.dense", h, h)?,
@@ -246,7 +250,24 @@ impl Bert {
                 b_o2: vec("output.dense.bias", h)?,
                 ln2_g: vec("output.LayerNorm.weight", h)?,
                 ln2_b: vec("output.LayerNorm.bias", h)?,
-            });
+                q: None,
+            };
+            if int8 {
+                let quant = |w: &[f32], k, n| {
+                    QMatrix::quantize(w, k, n).ok_or_else(|| {
+                        EmbedError::Model(format!(
+                            "int8: a {k}×{n} layer does not fit the kernel (multiples of 4 × 16)"
+                        ))
+                    })
+                };
+                layer.q = Some([
+                    quant(&layer.w_qkv, h, 3 * h)?,
+                    quant(&layer.w_o, h, h)?,
+                    quant(&layer.w_i, h, inter)?,
+                    quant(&layer.w_o2, inter, h)?,
+                ]);
+            }
+            layers.push(layer);
         }
         let types = w.get(
             "embeddings.token_type_embeddings.weight",
@@ -270,9 +291,10 @@ impl Bert {
     /// Runs the encoder on a batch of token-id sequences and pools each one.
     /// Vectors are not normalised. Every sequence must be non-empty and at most
     /// [`BertConfig::max_sequence`] long.
-    pub fn embed(&self, seqs: &[&[u32]], pooling: Pooling) -> Vec<Vec<f32>> {
+    /// `int8`: use the quantized dense layers, if loaded.
+    pub fn embed(&self, seqs: &[&[u32]], pooling: Pooling, int8: bool) -> Vec<Vec<f32>> {
         let h = self.cfg.hidden_size;
-        let x = self.encode(seqs);
+        let x = self.encode(seqs, int8);
         let mut out = Vec::with_capacity(seqs.len());
         let mut start = 0;
         for s in seqs {
@@ -295,8 +317,13 @@ impl Bert {
         out
     }
 
+    /// Whether int8 dense layers were loaded.
+    pub fn has_int8(&self) -> bool {
+        self.layers.iter().all(|l| l.q.is_some()) && !self.layers.is_empty()
+    }
+
     /// The last hidden states of all tokens, packed: `sum(len) × hidden`.
-    pub fn encode(&self, seqs: &[&[u32]]) -> Vec<f32> {
+    pub fn encode(&self, seqs: &[&[u32]], int8: bool) -> Vec<f32> {
         let cfg = &self.cfg;
         let h = cfg.hidden_size;
         let inter = cfg.intermediate_size;
@@ -343,11 +370,20 @@ impl Bert {
         let mut mid = vec![0f32; total * inter];
         let rows_per_task = 32;
         for layer in &self.layers {
-            matmul(&x, &layer.w_qkv, &mut qkv, total, h, 3 * h);
+            let q = layer.q.as_ref().filter(|_| int8);
+            dense(
+                &x,
+                &layer.w_qkv,
+                q.map(|q| &q[0]),
+                &mut qkv,
+                total,
+                h,
+                3 * h,
+            );
             qkv.par_chunks_mut(rows_per_task * 3 * h)
                 .for_each(|c| kernels::add_bias(c, &layer.b_qkv));
             self.attention(&qkv, &mut ctx, seqs, &offsets);
-            matmul(&ctx, &layer.w_o, &mut tmp, total, h, h);
+            dense(&ctx, &layer.w_o, q.map(|q| &q[1]), &mut tmp, total, h, h);
             x.par_chunks_mut(rows_per_task * h)
                 .zip(tmp.par_chunks(rows_per_task * h))
                 .for_each(|(xc, tc)| {
@@ -360,11 +396,19 @@ impl Bert {
                         eps,
                     )
                 });
-            matmul(&x, &layer.w_i, &mut mid, total, h, inter);
+            dense(&x, &layer.w_i, q.map(|q| &q[2]), &mut mid, total, h, inter);
             let act = self.act;
             mid.par_chunks_mut(rows_per_task * inter)
                 .for_each(|c| kernels::bias_act(c, &layer.b_i, act));
-            matmul(&mid, &layer.w_o2, &mut tmp, total, inter, h);
+            dense(
+                &mid,
+                &layer.w_o2,
+                q.map(|q| &q[3]),
+                &mut tmp,
+                total,
+                inter,
+                h,
+            );
             x.par_chunks_mut(rows_per_task * h)
                 .zip(tmp.par_chunks(rows_per_task * h))
                 .for_each(|(xc, tc)| {
@@ -492,6 +536,14 @@ unsafe impl Sync for SendPtr {}
 impl SendPtr {
     fn get(self) -> *mut f32 {
         self.0
+    }
+}
+
+/// A dense layer's product: int8 when the layer was quantized, else f32.
+fn dense(a: &[f32], b: &[f32], q: Option<&QMatrix>, c: &mut [f32], m: usize, k: usize, n: usize) {
+    match q {
+        Some(q) => int8::matmul(a, q, c, m),
+        None => matmul(a, b, c, m, k, n),
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub(crate) mod bert;
 mod candle_ref;
+pub(crate) mod int8;
 pub(crate) mod kernels;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ use crate::{Embedder, l2_normalize, sha256_file};
 
 /// Files a model directory must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// Batches with a shorter sequence run in f32 even when `int8` is on.
+pub const INT8_MIN_TOKENS: usize = 32;
 
 /// Which implementation runs the transformer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,6 +50,9 @@ pub struct LocalOptions {
     /// / `prompts.passage` of `config_sentence_transformers.json`, else none.
     pub document_prefix: Option<String>,
     pub backend: Backend,
+    /// Run the dense layers with int8 weights and activations (AVX-512 VNNI
+    /// CPUs only; vectors differ slightly, so the embedder id changes).
+    pub int8: bool,
 }
 
 impl Default for LocalOptions {
@@ -57,6 +64,7 @@ impl Default for LocalOptions {
             query_prefix: None,
             document_prefix: None,
             backend: Backend::Fused,
+            int8: false,
         }
     }
 }
@@ -228,8 +236,17 @@ impl LocalEmbedder {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model".into());
+        if opts.int8 && (opts.backend != Backend::Fused || !int8::available()) {
+            return Err(EmbedError::BadConfig(
+                "int8 embedding needs a CPU with AVX-512 VNNI (and the fused backend); \
+                 turn embed_int8 off"
+                    .into(),
+            ));
+        }
         let engine = match opts.backend {
-            Backend::Fused => Engine::Fused(Box::new(Bert::load(&weights, cfg.clone())?)),
+            Backend::Fused => {
+                Engine::Fused(Box::new(Bert::load(&weights, cfg.clone(), opts.int8)?))
+            }
             Backend::Candle => Engine::Candle(Box::new(CandleBert::load(dir)?)),
         };
         let (q, d) = read_prompts(dir);
@@ -242,6 +259,9 @@ impl LocalEmbedder {
         }
         if pooling != read_pooling(dir).unwrap_or(Pooling::Mean) {
             id.push_str(&format!(":{pooling:?}").to_lowercase());
+        }
+        if opts.int8 {
+            id.push_str(":int8");
         }
         if !document_prefix.is_empty() {
             id.push_str(&format!(
@@ -318,7 +338,27 @@ impl LocalEmbedder {
             )));
         }
         match &self.engine {
-            Engine::Fused(b) => Ok(b.embed(seqs, self.pooling)),
+            Engine::Fused(b) => {
+                // Short inputs (queries, one-liners) average fewer tokens, so
+                // int8 error shows more (cosine 0.986 for an empty text) and
+                // they cost little: they run in f32.
+                if !b.has_int8() {
+                    return Ok(b.embed(seqs, self.pooling, false));
+                }
+                let (long, short): (Vec<usize>, Vec<usize>) =
+                    (0..seqs.len()).partition(|&i| seqs[i].len() >= INT8_MIN_TOKENS);
+                let mut out = vec![Vec::new(); seqs.len()];
+                for (group, int8) in [(long, true), (short, false)] {
+                    if group.is_empty() {
+                        continue;
+                    }
+                    let part: Vec<&[u32]> = group.iter().map(|&i| seqs[i]).collect();
+                    for (i, v) in group.into_iter().zip(b.embed(&part, self.pooling, int8)) {
+                        out[i] = v;
+                    }
+                }
+                Ok(out)
+            }
             Engine::Candle(c) => c.embed(seqs, self.pooling),
         }
     }
