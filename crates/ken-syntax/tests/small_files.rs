@@ -57,7 +57,7 @@ fn small_files_list_every_definition() {
         );
         assert!(fs.diagnostics.is_empty(), "{file}: {:?}", fs.diagnostics);
         let got = listing(&fs);
-        let path = format!("{}/tests/fixtures/{file}.defs", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/tests/fixtures/{file}.defs", common::manifest_dir());
         if bless {
             std::fs::write(&path, &got).unwrap();
             continue;

@@ -37,10 +37,11 @@ pub struct Reference {
 
 /// The vectors `scripts/ref_vectors.py` computed with NumPy.
 pub fn reference() -> Vec<Reference> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/reference_vectors.json"
-    );
+    // read when the test runs, so a binary built from another checkout that
+    // shares the target directory finds this checkout's data
+    let dir = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
+    let path = format!("{dir}/tests/data/reference_vectors.json");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     doc["vectors"]

@@ -6,9 +6,16 @@
 use ken_core::{Chunk, ChunkKind, Definition, FileSyntax, Language};
 use ken_syntax::{ChunkOptions, parse_file};
 
+/// This crate's directory, read when the test runs (cargo sets it), so a
+/// test binary built from another checkout sharing the target directory
+/// still finds this checkout's fixtures.
+pub fn manifest_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
+}
+
 /// The text of `tests/fixtures/NAME`.
 pub fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/tests/fixtures/{name}", manifest_dir());
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
