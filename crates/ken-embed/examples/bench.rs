@@ -115,23 +115,7 @@ fn main() {
     let probe = load(Backend::Fused, 8);
     let mut raw_tok = probe.tokenizer().clone();
     raw_tok.with_truncation(None).unwrap();
-    let all: String = texts.concat();
-    let raw = raw_tok
-        .encode(all.as_str(), false)
-        .unwrap()
-        .get_ids()
-        .to_vec();
-    let frame = probe.tokenize(&[""]).unwrap().pop().unwrap(); // [CLS] [SEP]
-    let windows: Vec<Vec<u32>> = raw
-        .chunks_exact(256 - frame.len())
-        .take(64)
-        .map(|w| {
-            let mut s = vec![frame[0]];
-            s.extend_from_slice(w);
-            s.extend_from_slice(&frame[1..]);
-            s
-        })
-        .collect();
+    let windows = support::token_windows(&probe, &texts, 256, 64);
     let chunk_ids = probe.tokenize(&texts).unwrap();
     let chunk_tokens: usize = chunk_ids.iter().map(Vec::len).sum();
     let chunk_flops: f64 = chunk_ids

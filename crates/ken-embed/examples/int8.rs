@@ -101,25 +101,7 @@ fn main() {
     );
 
     // Throughput on 256-token windows of real code, runs alternating.
-    let mut raw_tok = f32m.tokenizer().clone();
-    raw_tok.with_truncation(None).unwrap();
-    let all: String = texts.concat();
-    let raw = raw_tok
-        .encode(all.as_str(), false)
-        .unwrap()
-        .get_ids()
-        .to_vec();
-    let frame = f32m.tokenize(&[""]).unwrap().pop().unwrap();
-    let windows: Vec<Vec<u32>> = raw
-        .chunks_exact(256 - frame.len())
-        .take(64)
-        .map(|w| {
-            let mut s = vec![frame[0]];
-            s.extend_from_slice(w);
-            s.extend_from_slice(&frame[1..]);
-            s
-        })
-        .collect();
+    let windows = support::token_windows(&f32m, &texts, 256, 64);
     let _ = f32m.embed_ids(&windows[..4]).unwrap();
     let _ = i8m.embed_ids(&windows[..4]).unwrap();
     let (mut tf, mut ti) = (f64::MAX, f64::MAX);

@@ -98,6 +98,33 @@ pub fn python_chunks(git_dir: &Path) -> Vec<Chunk> {
     chunks
 }
 
+/// `n` inputs of exactly `len` tokens cut from the concatenated `texts`,
+/// each framed by the model's special tokens (`[CLS] … [SEP]`).
+pub fn token_windows(
+    e: &ken_embed::LocalEmbedder,
+    texts: &[&str],
+    len: usize,
+    n: usize,
+) -> Vec<Vec<u32>> {
+    let mut tok = e.tokenizer().clone();
+    tok.with_truncation(None).unwrap();
+    let raw = tok
+        .encode(texts.concat().as_str(), false)
+        .unwrap()
+        .get_ids()
+        .to_vec();
+    let frame = e.tokenize(&[""]).unwrap().pop().unwrap();
+    raw.chunks_exact(len - frame.len())
+        .take(n)
+        .map(|w| {
+            let mut s = vec![frame[0]];
+            s.extend_from_slice(w);
+            s.extend_from_slice(&frame[1..]);
+            s
+        })
+        .collect()
+}
+
 /// The model directory: first argument `--model DIR`, else the usual places.
 pub fn model_dir(args: &[String]) -> PathBuf {
     if let Some(i) = args.iter().position(|a| a == "--model") {
