@@ -14,39 +14,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use candle_core::{Device, Tensor};
 use ken_embed::{Backend, Embedder, LocalEmbedder, LocalOptions, StaticEmbedder};
-
-/// Best (shortest) and median of `reps` timings of `f`, in seconds.
-fn time<F: FnMut()>(reps: usize, mut f: F) -> (f64, f64) {
-    let mut ts: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    ts.sort_by(f64::total_cmp);
-    (ts[0], ts[ts.len() / 2])
-}
-
-/// GFLOP/s of an `m×k · k×n` f32 product with candle (best of `reps`).
-fn candle_gflops(m: usize, k: usize, n: usize, reps: usize) -> f64 {
-    let a = Tensor::randn(0f32, 1.0, (m, k), &Device::Cpu).unwrap();
-    let b = Tensor::randn(0f32, 1.0, (k, n), &Device::Cpu).unwrap();
-    let _ = a.matmul(&b).unwrap(); // warm-up
-    let (best, _) = time(reps, || {
-        let _ = a.matmul(&b).unwrap();
-    });
-    2.0 * (m * k * n) as f64 / best / 1e9
-}
-
-/// FLOPs of one forward pass over a sequence of `n` tokens (multiply-adds count 2).
-fn flops(n: usize, layers: usize, h: usize, inter: usize) -> f64 {
-    let dense = 2.0 * (4 * h * h + 2 * h * inter) as f64 * n as f64;
-    let attn = 4.0 * (n * n * h) as f64;
-    layers as f64 * (dense + attn)
-}
 
 struct Model {
     layers: usize,
@@ -73,8 +41,8 @@ fn main() {
     println!("threads: {} (rayon)", rayon::current_num_threads());
 
     // (a) Roofline.
-    let square = candle_gflops(2048, 2048, 2048, reps.max(3));
-    let ffn = candle_gflops(8192, m.hidden, m.inter, reps.max(3));
+    let square = support::candle_gflops(2048, 2048, 2048, reps.max(3));
+    let ffn = support::candle_gflops(8192, m.hidden, m.inter, reps.max(3));
     let roof = square.max(ffn);
     println!("\n## (a) roofline: f32 matrix product with candle (gemm crate)");
     println!("2048x2048 · 2048x2048: {square:.1} GFLOP/s");
@@ -85,13 +53,13 @@ fn main() {
     println!("roofline used below: {roof:.1} GFLOP/s");
 
     // (b) FLOPs per chunk.
-    let f256 = flops(256, m.layers, m.hidden, m.inter);
+    let f256 = support::flops(256, m.layers, m.hidden, m.inter);
     println!("\n## (b) FLOPs per 256-token chunk");
     println!(
         "{:.2} GFLOP per chunk = {:.1} MFLOP/token ({:.1} dense + {:.1} attention); ceiling {:.1} chunks/s",
         f256 / 1e9,
         f256 / 256.0 / 1e6,
-        flops(256, m.layers, m.hidden, m.inter) / 256.0 / 1e6
+        support::flops(256, m.layers, m.hidden, m.inter) / 256.0 / 1e6
             - 4.0 * 256.0 * m.hidden as f64 * m.layers as f64 / 1e6,
         4.0 * 256.0 * m.hidden as f64 * m.layers as f64 / 1e6,
         roof * 1e9 / f256
@@ -120,7 +88,7 @@ fn main() {
     let chunk_tokens: usize = chunk_ids.iter().map(Vec::len).sum();
     let chunk_flops: f64 = chunk_ids
         .iter()
-        .map(|s| flops(s.len(), m.layers, m.hidden, m.inter))
+        .map(|s| support::flops(s.len(), m.layers, m.hidden, m.inter))
         .sum();
 
     println!("\n## (c) full model, fixed 256-token chunks (token ids given, no tokenisation)");
@@ -134,7 +102,7 @@ fn main() {
             let e = load(backend, bs);
             let seqs = &windows[..n.min(windows.len())];
             let _ = e.embed_ids(&seqs[..bs.min(seqs.len())]).unwrap(); // warm-up
-            let (best, _) = time(reps, || {
+            let (best, _) = support::time(reps, || {
                 let _ = e.embed_ids(seqs).unwrap();
             });
             let cps = seqs.len() as f64 / best;
@@ -157,7 +125,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|");
     for bs in [1usize, 8, 32] {
         let e = load(Backend::Fused, bs);
-        let (best, _) = time(reps, || {
+        let (best, _) = support::time(reps, || {
             let _ = e.embed_documents(&texts).unwrap();
         });
         let gf = chunk_flops / best / 1e9;
@@ -169,7 +137,7 @@ fn main() {
         );
     }
     let e = load(Backend::Fused, 1);
-    let (best, med) = time(20, || {
+    let (best, med) = support::time(20, || {
         let _ = e
             .embed_query("where is the retry logic for failed requests?")
             .unwrap();
@@ -200,7 +168,7 @@ fn main() {
         );
     }
     let st = StaticEmbedder::load(&table, &dir.join("tokenizer.json")).unwrap();
-    let (best, _) = time(reps.max(5), || {
+    let (best, _) = support::time(reps.max(5), || {
         let _ = st.embed_documents(&texts).unwrap();
     });
     let static_tokens: usize = texts
@@ -219,7 +187,7 @@ fn main() {
         static_tokens as f64 / best,
         static_tokens
     );
-    let (best, med) = time(50, || {
+    let (best, med) = support::time(50, || {
         let _ = st
             .embed_query("where is the retry logic for failed requests?")
             .unwrap();

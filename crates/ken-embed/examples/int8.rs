@@ -14,15 +14,7 @@ mod support;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use candle_core::{Device, Tensor};
-use ken_embed::{Embedder, LocalEmbedder, LocalOptions};
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (na * nb)
-}
+use ken_embed::{Embedder, LocalEmbedder, LocalOptions, cosine};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -116,23 +108,12 @@ fn main() {
     let cfg: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
     let (l, h, inter) = (
-        cfg["num_hidden_layers"].as_u64().unwrap() as f64,
-        cfg["hidden_size"].as_u64().unwrap() as f64,
-        cfg["intermediate_size"].as_u64().unwrap() as f64,
+        cfg["num_hidden_layers"].as_u64().unwrap() as usize,
+        cfg["hidden_size"].as_u64().unwrap() as usize,
+        cfg["intermediate_size"].as_u64().unwrap() as usize,
     );
-    let f256 = l * (2.0 * (4.0 * h * h + 2.0 * h * inter) * 256.0 + 4.0 * 256.0 * 256.0 * h);
-    let roof = {
-        let a = Tensor::randn(0f32, 1.0, (8192, h as usize), &Device::Cpu).unwrap();
-        let b = Tensor::randn(0f32, 1.0, (h as usize, inter as usize), &Device::Cpu).unwrap();
-        let _ = a.matmul(&b).unwrap();
-        let mut best = f64::MAX;
-        for _ in 0..3 {
-            let t = Instant::now();
-            let _ = a.matmul(&b).unwrap();
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        2.0 * 8192.0 * h * inter / best / 1e9
-    };
+    let f256 = support::flops(256, l, h, inter);
+    let roof = support::candle_gflops(8192, h, inter, 3);
     let n = windows.len() as f64;
     println!(
         "\n{} windows of 256 tokens, best of {reps} alternating runs:",

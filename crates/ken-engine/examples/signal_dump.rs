@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use ken_engine::query::identifiers;
-use ken_engine::search::is_test_path;
+use ken_engine::search::file_prior;
 use ken_engine::semantic::{EmbedderSpec, dense_search, open_embedder};
 use ken_engine::{Settings, home};
 use ken_store::{EmbeddedStore, LexicalQuery, Store, SymbolTier};
@@ -86,21 +86,15 @@ fn main() -> anyhow::Result<()> {
                 })
                 .collect()
         };
-        let mut prior: HashMap<String, f32> = HashMap::new();
-        for path in files
+        let prior: HashMap<&String, f32> = files
             .iter()
             .map(|f| &f.0)
             .chain(paths.values().map(|v| &v.0))
-        {
-            let mut f = 1.0;
-            if !ken_core::Language::from_path(path).is_code() {
-                f *= p.prose_prior;
-            }
-            if is_test_path(path) {
-                f *= p.test_prior;
-            }
-            prior.insert(path.clone(), f);
-        }
+            .map(|path| {
+                let lang = ken_core::Language::from_path(path);
+                (path, file_prior(path, lang, p))
+            })
+            .collect();
         let chunks: Vec<(u64, f32)> = chunk_hits.iter().map(|h| (h.chunk_id, h.score)).collect();
         println!(
             "{}",

@@ -552,7 +552,9 @@ fn fuse_files(
             .get("pagerank")
             .map(|s| s.score.max(0.05).powf(p.w_pagerank))
             .unwrap_or(1.0);
-        let f = file_score.get(path).copied().unwrap_or(0.0) * file_prior(chunk, p) * pr;
+        let f = file_score.get(path).copied().unwrap_or(0.0)
+            * file_prior(&chunk.path, chunk.language, p)
+            * pr;
         c.fused = if is_best { f } else { f * 0.5 };
     }
 }
@@ -650,12 +652,12 @@ fn graph_neighbourhood(store: &dyn Store, seeds: &[(String, f64)]) -> Result<Vec
 }
 
 /// Priors that apply to a whole file (prose, tests).
-fn file_prior(c: &StoredChunk, p: &RankParams) -> f32 {
+pub fn file_prior(path: &str, language: Language, p: &RankParams) -> f32 {
     let mut f = 1.0;
-    if !c.language.is_code() {
+    if !language.is_code() {
         f *= p.prose_prior;
     }
-    if is_test_path(&c.path) {
+    if is_test_path(path) {
         f *= p.test_prior;
     }
     f
@@ -669,17 +671,8 @@ fn overlaps(a: &StoredChunk, b: &StoredChunk) -> bool {
 
 /// Static priors: trivial bodies, prose and tests rank lower.
 fn prior(c: &StoredChunk, p: &RankParams) -> f32 {
-    let mut f = 1.0;
-    if c.trivial {
-        f *= p.trivial_prior;
-    }
-    if !c.language.is_code() {
-        f *= p.prose_prior;
-    }
-    if is_test_path(&c.path) {
-        f *= p.test_prior;
-    }
-    f
+    let trivial = if c.trivial { p.trivial_prior } else { 1.0 };
+    trivial * file_prior(&c.path, c.language, p)
 }
 
 /// Paths that hold tests by the usual conventions.

@@ -138,3 +138,34 @@ pub fn arg(args: &[String], name: &str) -> Option<String> {
         .position(|a| a == name)
         .map(|i| args[i + 1].clone())
 }
+
+/// Best (shortest) and median of `reps` timings of `f`, in seconds.
+pub fn time<F: FnMut()>(reps: usize, mut f: F) -> (f64, f64) {
+    let mut ts: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    ts.sort_by(f64::total_cmp);
+    (ts[0], ts[ts.len() / 2])
+}
+
+/// GFLOP/s of an `m×k · k×n` f32 product with candle (best of `reps`).
+pub fn candle_gflops(m: usize, k: usize, n: usize, reps: usize) -> f64 {
+    let a = candle_core::Tensor::randn(0f32, 1.0, (m, k), &candle_core::Device::Cpu).unwrap();
+    let b = candle_core::Tensor::randn(0f32, 1.0, (k, n), &candle_core::Device::Cpu).unwrap();
+    let _ = a.matmul(&b).unwrap(); // warm-up
+    let (best, _) = time(reps, || {
+        let _ = a.matmul(&b).unwrap();
+    });
+    2.0 * (m * k * n) as f64 / best / 1e9
+}
+
+/// FLOPs of one forward pass over a sequence of `n` tokens (multiply-adds count 2).
+pub fn flops(n: usize, layers: usize, h: usize, inter: usize) -> f64 {
+    let dense = 2.0 * (4 * h * h + 2 * h * inter) as f64 * n as f64;
+    let attn = 4.0 * (n * n * h) as f64;
+    layers as f64 * (dense + attn)
+}
