@@ -10,14 +10,17 @@ use ken_embed::Embedder;
 use ken_llm::{
     ChatModel, Claim, Context, ContextChunk, ContextOptions, Route, Router, Step, StepKind,
 };
-use ken_store::{EmbeddedStore, Store};
+use std::sync::Arc;
+
+use ken_store::Store;
 use serde::Serialize;
 
-use crate::graph::{Walk, structure};
+use crate::graph::Walk;
+use crate::repo::OpenRepo;
 use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
 use crate::time::format_date;
-use crate::who::{LogSearchRequest, log_search, who_store};
-use crate::{EngineError, Result, Settings, home, people, semantic, status};
+use crate::who::{LogSearchRequest, log_search_repos, who_store};
+use crate::{EngineError, Result, Settings, status};
 
 #[derive(Debug, Clone, Default)]
 pub struct AskRequest {
@@ -28,6 +31,10 @@ pub struct AskRequest {
     /// Expand the query (LLM rewrite + HyDE when a model is configured,
     /// the repository's vocabulary otherwise).
     pub expand: bool,
+    /// Another model on the configured endpoint for this question.
+    pub model: Option<String>,
+    /// Answer without a model even if one is configured.
+    pub offline: bool,
 }
 
 /// One executed step, as `--json` shows it.
@@ -58,36 +65,30 @@ pub struct AskResponse {
     pub replaced_stream: bool,
 }
 
-/// A store with what its searches need.
-struct Repo {
-    name: String,
-    store: EmbeddedStore,
-    ids: ken_source::Identities,
-    commit: Option<String>,
-    now: i64,
+/// Notified as an answer is made: each step when it is done, each piece of
+/// the answer's text as the model writes it.
+pub trait AskObserver {
+    fn step(&mut self, _step: &StepOutcome) {}
+    /// Pieces of the answer; only called when [`AskObserver::streams`] is true.
+    fn delta(&mut self, _text: &str) {}
+    fn streams(&self) -> bool {
+        false
+    }
 }
 
-/// Answer a question. `llm` None: extractive. `on_delta` receives streamed text.
-pub fn ask(
+/// An observer that wants nothing.
+pub struct Quiet;
+impl AskObserver for Quiet {}
+
+/// Answer a question over `repos`. `llm` None: extractive.
+pub(crate) fn ask_repos(
     settings: &Settings,
+    repos: &[Arc<OpenRepo>],
     req: &AskRequest,
     llm: Option<&dyn ChatModel>,
-    on_delta: Option<&mut dyn FnMut(&str)>,
+    embedder: Option<&dyn Embedder>,
+    observer: &mut dyn AskObserver,
 ) -> Result<AskResponse> {
-    let mut repos = Vec::new();
-    for (name, dir) in home::select_repos(&settings.home, &req.repos)? {
-        let store = EmbeddedStore::open(&dir)?;
-        let state = store.state()?;
-        let ids = people::identities(&settings.home, &store)?;
-        repos.push(Repo {
-            name,
-            now: state.commit_time.unwrap_or_else(crate::who::now),
-            commit: state.commit,
-            store,
-            ids,
-        });
-    }
-    let embedder = semantic::open_embedder(&settings.embedder)?;
     let known: Vec<String> = repos
         .iter()
         .flat_map(|r| r.ids.people().iter().map(|p| p.name.clone()))
@@ -129,22 +130,16 @@ pub fn ask(
                     step.paths.clone()
                 };
                 if step.kind == StepKind::CommitCode && only.is_empty() {
+                    observer.step(&out);
                     outcomes.push(out);
                     continue;
                 }
-                let queries = expand(&repos, &topic, req.expand, llm);
+                let queries = expand(repos, &topic, req.expand, llm);
                 out.queries = queries.clone();
-                let hits = retrieve(
-                    settings,
-                    &repos,
-                    &queries,
-                    &only,
-                    limit,
-                    embedder.as_deref(),
-                )?;
+                let hits = retrieve(settings, repos, &queries, &only, limit, embedder)?;
                 out.results = hits.len();
                 for h in hits {
-                    if let Some(c) = context_chunk(&repos, &h)? {
+                    if let Some(c) = context_chunk(repos, &h)? {
                         found_paths.push(h.path.clone());
                         chunks.push(c);
                         sources.push(h);
@@ -158,16 +153,18 @@ pub fn ask(
                     topic.clone()
                 };
                 let mut lines = vec![format!("People who know {what}:")];
-                for r in &repos {
-                    let w = who_store(
-                        &r.store,
-                        &r.ids,
-                        &what,
-                        r.now,
-                        5,
-                        &settings.rank,
-                        embedder.as_deref(),
-                    )?;
+                for r in repos {
+                    let vectors = match embedder {
+                        Some(e) => r.vectors(e.id())?,
+                        None => None,
+                    };
+                    let env = SearchEnv {
+                        rank: &settings.rank,
+                        embedder,
+                        vectors: vectors.as_deref(),
+                        identities: None,
+                    };
+                    let w = who_store(&r.store, &r.ids, &what, r.now(), 5, env)?;
                     out.results += w.people.len();
                     for p in w.people {
                         let ev: Vec<String> = p
@@ -201,7 +198,7 @@ pub fn ask(
                     since: step.time.as_ref().map(|t| t.since),
                     until: step.time.as_ref().map(|t| t.until),
                 };
-                let hits = log_search(settings, &lr)?;
+                let hits = log_search_repos(repos, &lr)?;
                 out.results = hits.len();
                 let mut lines = vec![format!(
                     "Commits{}:",
@@ -234,9 +231,10 @@ pub fn ask(
                     step.symbols.clone()
                 };
                 let mut lines = Vec::new();
-                for r in &repos {
+                for r in repos {
+                    let graph = r.graph()?;
                     for s in &symbols {
-                        let res = structure(&r.store, s, Walk::Impact { max_depth: 3 })?;
+                        let res = graph.structure(s, Walk::Impact { max_depth: 3 });
                         out.results += res.results.len();
                         lines.push(format!(
                             "What depends on {s} ({} definitions):",
@@ -257,23 +255,16 @@ pub fn ask(
                 }
                 push_text(&mut chunks, &mut notes, "ken-impact.txt", lines);
                 // and the code of the symbols themselves
-                let hits = retrieve(
-                    settings,
-                    &repos,
-                    &symbols,
-                    &[],
-                    limit.min(4),
-                    embedder.as_deref(),
-                )?;
+                let hits = retrieve(settings, repos, &symbols, &[], limit.min(4), embedder)?;
                 for h in hits {
-                    if let Some(c) = context_chunk(&repos, &h)? {
+                    if let Some(c) = context_chunk(repos, &h)? {
                         chunks.push(c);
                         sources.push(h);
                     }
                 }
             }
             StepKind::Status => {
-                let st = status::status(settings, &req.repos)?;
+                let st = status::status_repos(repos, settings.embed_text)?;
                 out.results = st.len();
                 let lines: Vec<String> = st
                     .iter()
@@ -304,6 +295,7 @@ pub fn ask(
             }
             StepKind::Synthesize => {}
         }
+        observer.step(&out);
         outcomes.push(out);
     }
 
@@ -316,11 +308,15 @@ pub fn ask(
     );
     let (answer, model, claims, retried, replaced) = match llm {
         Some(m) => {
+            let streams = observer.streams();
+            let mut forward = |text: &str| observer.delta(text);
+            let on_delta: Option<&mut dyn FnMut(&str)> =
+                if streams { Some(&mut forward) } else { None };
             let a = ken_llm::ask(m, &req.question, &context, on_delta).map_err(|e| {
                 if e.is_configuration() {
-                    EngineError::Usage(e.to_string())
+                    EngineError::bad_input(e.to_string())
                 } else {
-                    EngineError::Internal(e.to_string())
+                    EngineError::unavailable(e.to_string())
                 }
             })?;
             (a.text, Some(a.model), a.claims, a.retried, a.used_retry)
@@ -367,7 +363,7 @@ fn push_text(
 
 /// The queries to search: the question, and its expansions.
 fn expand(
-    repos: &[Repo],
+    repos: &[Arc<OpenRepo>],
     question: &str,
     enabled: bool,
     llm: Option<&dyn ChatModel>,
@@ -396,14 +392,14 @@ fn expand(
 }
 
 /// Names from the repositories' symbol tables that share words with the question.
-fn vocabulary(repos: &[Repo], question: &str) -> Vec<String> {
+fn vocabulary(repos: &[Arc<OpenRepo>], question: &str) -> Vec<String> {
     crate::expand::vocabulary_expansion(repos.iter().map(|r| &r.store as &dyn Store), question, 40)
 }
 
 /// Search every repository with every query; fuse the lists by RRF.
 fn retrieve(
     settings: &Settings,
-    repos: &[Repo],
+    repos: &[Arc<OpenRepo>],
     queries: &[String],
     only_paths: &[String],
     limit: usize,
@@ -411,9 +407,14 @@ fn retrieve(
 ) -> Result<Vec<Hit>> {
     let mut fused: HashMap<(String, u64), (f32, Hit)> = HashMap::new();
     for r in repos {
+        let vectors = match embedder {
+            Some(e) => r.vectors(e.id())?,
+            None => None,
+        };
         let env = SearchEnv {
             rank: &settings.rank,
             embedder,
+            vectors: vectors.as_deref(),
             identities: Some(&r.ids),
         };
         for q in queries {
@@ -428,7 +429,7 @@ fn retrieve(
                 files: false,
                 mode: Mode::Hybrid,
             };
-            let hits = search_store(&r.store, &r.name, r.commit.as_deref(), &req, env)?.hits;
+            let hits = search_store(&r.store, &r.name, r.state.commit.as_deref(), &req, env)?.hits;
             for (i, h) in hits.into_iter().enumerate() {
                 let boost = if h.pinned { 1.0 } else { 0.0 };
                 let e = fused
@@ -444,7 +445,7 @@ fn retrieve(
 }
 
 /// The text of a hit's lines, for the model.
-fn context_chunk(repos: &[Repo], h: &Hit) -> Result<Option<ContextChunk>> {
+fn context_chunk(repos: &[Arc<OpenRepo>], h: &Hit) -> Result<Option<ContextChunk>> {
     let Some(r) = repos.iter().find(|r| r.name == h.repo) else {
         return Ok(None);
     };

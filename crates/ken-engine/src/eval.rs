@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ken_core::{Filters, Hit};
+use ken_embed::Embedder;
 use ken_source::GitRepo;
 use ken_store::{EmbeddedStore, LexicalQuery, Store};
 use serde::{Deserialize, Serialize};
@@ -177,14 +178,14 @@ pub struct QueryOutcome {
 
 pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| EngineError::Usage(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| EngineError::bad_input(format!("cannot read {}: {e}", path.display())))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let q: EvalQuery = serde_json::from_str(line).map_err(|e| {
-            EngineError::Usage(format!(
+            EngineError::bad_input(format!(
                 "{}:{}: not an eval query: {e}",
                 path.display(),
                 i + 1
@@ -196,15 +197,20 @@ pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
 }
 
 /// Run the evaluation. `log` receives one line per indexing step.
-pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Result<EvalReport> {
+pub fn eval(
+    settings: &Settings,
+    opts: &EvalOptions,
+    log: &dyn Fn(&str),
+    embedder: Option<&dyn Embedder>,
+) -> Result<EvalReport> {
     let queries = read_queries(&opts.file)?;
     let embedder = match opts.mode {
         EvalMode::Search(Mode::Lexical) | EvalMode::Baseline => None,
-        EvalMode::Search(_) => semantic::open_embedder(&settings.embedder)?,
+        EvalMode::Search(_) => embedder,
     };
     if embedder.is_none() && opts.mode == EvalMode::Search(Mode::Semantic) {
-        return Err(EngineError::Usage(
-            "--mode semantic needs an embedding model (see `ken model install`)".into(),
+        return Err(EngineError::bad_input(
+            "--mode semantic needs an embedding model (see `ken model install`)",
         ));
     }
     // Group by repository, then by the commit to index, in commit order.
@@ -251,6 +257,7 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
                             no_embed: embedder.is_none(),
                         },
                         &NoProgress,
+                        embedder,
                     )?;
                     log(&format!(
                         "{repo} @ {}: {} files, {} processed in {:.1}s",
@@ -266,7 +273,7 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
                     let store = EmbeddedStore::open(&dir)?;
                     let state = store.state()?;
                     if sha.is_some() && state.commit != sha {
-                        return Err(EngineError::Usage(format!(
+                        return Err(EngineError::bad_input(format!(
                             "{repo}: the index is not at {}; give its path with --repo {repo}=PATH",
                             sha.unwrap_or_default()
                         )));
@@ -274,10 +281,20 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
                 }
             }
             let store = EmbeddedStore::open(&dir)?;
+            let vectors = match embedder {
+                Some(e) => semantic::load_vectors(&store, e.id())?,
+                None => None,
+            };
+            let env = SearchEnv {
+                rank: &settings.rank,
+                embedder,
+                vectors: vectors.as_ref(),
+                identities: None,
+            };
             if opts.who {
                 let entry = who_ranks.entry(repo.clone()).or_default();
                 for q in &qs {
-                    if let Some(r) = who_query(settings, &store, q, embedder.as_deref())? {
+                    if let Some(r) = who_query(settings, &store, q, env)? {
                         entry.push(r);
                     }
                 }
@@ -285,13 +302,12 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
             for q in &qs {
                 outcomes.push(run_query(
                     opts.expand,
-                    settings,
+                    env,
                     &store,
                     &repo,
                     q,
                     opts.mode,
                     opts.at_parent,
-                    embedder.as_deref(),
                 )?);
             }
         }
@@ -303,7 +319,7 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
             text.push('\n');
         }
         std::fs::write(path, text)
-            .map_err(|e| EngineError::Usage(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| EngineError::bad_input(format!("cannot write {}: {e}", path.display())))?;
     }
     let mut repos = BTreeMap::new();
     let names: Vec<String> = {
@@ -341,16 +357,14 @@ pub fn eval(settings: &Settings, opts: &EvalOptions, log: &dyn Fn(&str)) -> Resu
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_query(
     expand: bool,
-    settings: &Settings,
+    env: SearchEnv<'_>,
     store: &EmbeddedStore,
     repo: &str,
     q: &EvalQuery,
     mode: EvalMode,
     at_parent: bool,
-    embedder: Option<&dyn ken_embed::Embedder>,
 ) -> Result<QueryOutcome> {
     let started = Instant::now();
     let files: Vec<String> = match mode {
@@ -378,11 +392,6 @@ fn run_query(
                 .collect()
         }
         EvalMode::Search(m) => {
-            let env = SearchEnv {
-                rank: &settings.rank,
-                embedder,
-                identities: None,
-            };
             let mut queries = vec![q.query.clone()];
             if expand {
                 let extra = crate::expand::vocabulary_expansion(
@@ -434,18 +443,7 @@ fn run_query(
                 EvalMode::Baseline => Mode::Lexical,
             },
         };
-        let hits = search_store(
-            store,
-            repo,
-            None,
-            &req,
-            SearchEnv {
-                rank: &settings.rank,
-                embedder,
-                identities: None,
-            },
-        )?
-        .hits;
+        let hits = search_store(store, repo, None, &req, env)?.hits;
         hits.iter()
             .position(|h| {
                 q.gold_symbols
@@ -581,7 +579,7 @@ fn who_query(
     settings: &Settings,
     store: &EmbeddedStore,
     q: &EvalQuery,
-    embedder: Option<&dyn ken_embed::Embedder>,
+    env: SearchEnv<'_>,
 ) -> Result<Option<[Option<usize>; 3]>> {
     let (Some(name), Some(email)) = (&q.author_name, &q.author_email) else {
         return Ok(None);
@@ -592,7 +590,7 @@ fn who_query(
     let now = state.commit_time.unwrap_or(i64::MAX);
     let rank_of = |list: &[String]| list.iter().position(|id| *id == truth).map(|p| p + 1);
 
-    let who = crate::who::who_store(store, &ids, &q.query, now, 10, &settings.rank, embedder)?;
+    let who = crate::who::who_store(store, &ids, &q.query, now, 10, env)?;
     let ken: Vec<String> = who.people.into_iter().map(|p| p.id).collect();
 
     let by_count = |commits: Vec<ken_store::CommitRecord>| -> Vec<String> {

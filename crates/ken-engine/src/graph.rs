@@ -151,15 +151,43 @@ pub enum Walk {
 /// Callers, callees or impact of the definitions named `symbol`
 /// (`name`, `Class.method`, or `path:name` to pick one).
 pub fn structure(store: &dyn Store, symbol: &str, walk: Walk) -> Result<StructureResult> {
+    Ok(load_graph(store)?.structure(symbol, walk))
+}
+
+/// A repository's symbol index and code graph, loaded once and queried
+/// many times (a server keeps it with the open repository).
+pub struct LoadedGraph {
+    index: SymbolIndex,
+    graph: CodeGraph,
+}
+
+/// Load the graph from the store's facts and resolved edges.
+pub fn load_graph(store: &dyn Store) -> Result<LoadedGraph> {
+    let facts = store.graph_facts(None)?;
+    let index = SymbolIndex::build(facts.iter());
+    let edges = store.edges()?;
+    let graph = CodeGraph::from_index(&index, &edges);
+    Ok(LoadedGraph { index, graph })
+}
+
+impl LoadedGraph {
+    /// See [`structure`].
+    pub fn structure(&self, symbol: &str, walk: Walk) -> StructureResult {
+        structure_in(&self.index, &self.graph, symbol, walk)
+    }
+}
+
+fn structure_in(
+    index: &SymbolIndex,
+    graph: &CodeGraph,
+    symbol: &str,
+    walk: Walk,
+) -> StructureResult {
     let (path_filter, name) = match symbol.rsplit_once(':') {
         Some((p, n)) if !p.is_empty() && !p.ends_with(':') && !n.is_empty() => (Some(p), n),
         _ => (None, symbol),
     };
     let name = name.replace("::", ".");
-    let facts = store.graph_facts(None)?;
-    let index = SymbolIndex::build(facts.iter());
-    let edges = store.edges()?;
-    let graph = CodeGraph::from_index(&index, &edges);
     let mut candidates = index.lookup(&name);
     if let Some(p) = path_filter {
         candidates.retain(|c| c.key.path == p || c.key.path.ends_with(&format!("/{p}")));
@@ -217,7 +245,7 @@ pub fn structure(store: &dyn Store, symbol: &str, walk: Walk) -> Result<Structur
             via,
         });
     }
-    Ok(StructureResult {
+    StructureResult {
         symbol: symbol.to_string(),
         candidates: candidates
             .iter()
@@ -230,5 +258,5 @@ pub fn structure(store: &dyn Store, symbol: &str, walk: Walk) -> Result<Structur
             })
             .collect(),
         results,
-    })
+    }
 }

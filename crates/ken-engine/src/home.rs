@@ -3,9 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ken_store::{EmbeddedStore, Store};
-
-use crate::{EngineError, Result};
+use ken_store::EmbeddedStore;
 
 /// A file-system-safe directory name for a repository name
 /// (`pallets/flask` → `pallets__flask`).
@@ -32,59 +30,18 @@ pub fn clone_dir(home: &Path, name: &str) -> PathBuf {
     home.join("clones").join(dir_name(name))
 }
 
-/// Every indexed repository: (name, index directory).
-pub fn list_repos(home: &Path) -> Result<Vec<(String, PathBuf)>> {
-    let dir = home.join("repos");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(Vec::new());
+/// The directories of `home/repos` that hold an index: (directory name, path).
+pub fn index_dirs(home: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(home.join("repos")) else {
+        return Vec::new();
     };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let path = e.path();
-        if !EmbeddedStore::exists(&path) {
-            continue;
-        }
-        let name = EmbeddedStore::open(&path)
-            .ok()
-            .and_then(|s| s.state().ok())
-            .and_then(|s| s.name)
-            .unwrap_or_else(|| e.file_name().to_string_lossy().into_owned());
-        out.push((name, path));
-    }
+    let mut out: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(_, p)| EmbeddedStore::exists(p))
+        .collect();
     out.sort();
-    Ok(out)
-}
-
-/// The repositories a command should look at: the named ones (each must
-/// exist), or all of them.
-pub fn select_repos(home: &Path, names: &[String]) -> Result<Vec<(String, PathBuf)>> {
-    let all = list_repos(home)?;
-    if all.is_empty() {
-        return Err(EngineError::Usage(format!(
-            "nothing is indexed under {} yet: run `ken index PATH` first",
-            home.display()
-        )));
-    }
-    if names.is_empty() {
-        return Ok(all);
-    }
-    let mut out = Vec::new();
-    for n in names {
-        match all
-            .iter()
-            .find(|(name, _)| name == n || dir_name(name) == dir_name(n))
-        {
-            Some(r) => out.push(r.clone()),
-            None => {
-                let known: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-                return Err(EngineError::Usage(format!(
-                    "no repository named `{n}` is indexed (indexed: {})",
-                    known.join(", ")
-                )));
-            }
-        }
-    }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -19,8 +19,9 @@ use serde::Serialize;
 
 use crate::graph::{self, GraphReport};
 use crate::people::{self, PeopleReport};
-use crate::semantic::{self, EmbedProgress, EmbedReport, EmbedderSpec};
+use crate::semantic::{self, EmbedProgress, EmbedReport};
 use crate::{EngineError, Result, Settings, home};
+use ken_embed::Embedder;
 
 /// What to index.
 #[derive(Debug, Clone, Default)]
@@ -118,6 +119,12 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
             .name
             .clone()
             .unwrap_or_else(|| ken_source::repo_name_from_url(source));
+        ken_source::check_remote(
+            source,
+            ken_source::RemotePolicy {
+                allow_private: settings.allow_private_urls,
+            },
+        )?;
         let dest = home::clone_dir(&settings.home, &name);
         let default_rev = ken_source::clone_or_fetch(source, &dest, settings.git_token.as_deref())?;
         let repo = GitRepo::open(&dest)?;
@@ -195,6 +202,7 @@ pub fn index(
     settings: &Settings,
     req: &IndexRequest,
     progress: &dyn Progress,
+    embedder: Option<&dyn Embedder>,
 ) -> Result<IndexReport> {
     let started = Instant::now();
     let target = resolve(settings, req)?;
@@ -226,7 +234,7 @@ pub fn index(
             seq_before,
         )?);
         report.people = people_step(&target, &mut store, &opts)?;
-        report.embed = embed(settings, req, &mut store, progress)?;
+        report.embed = embed(settings, req, &mut store, progress, embedder)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
@@ -235,9 +243,7 @@ pub fn index(
         (Reader::Worktree(root), _) => ken_source::list_worktree(root, &opts)?,
         (Reader::Git(repo), Some(c)) => repo.list_commit(&c.sha, &opts)?,
         (Reader::Git(_), None) => {
-            return Err(EngineError::Internal(
-                "a git snapshot without a commit".into(),
-            ));
+            return Err(EngineError::internal("a git snapshot without a commit"));
         }
     };
 
@@ -301,6 +307,10 @@ pub fn index(
         &mut report,
     )?;
     progress.end();
+    if progress.cancelled() {
+        // the batches written stay; the state still names the pending run
+        return Err(EngineError::stopped());
+    }
 
     store.set_state(&IndexState {
         name: Some(target.name.clone()),
@@ -323,7 +333,10 @@ pub fn index(
             .warnings
             .push("nothing to index: the snapshot has no files".into());
     }
-    report.embed = embed(settings, req, &mut store, progress)?;
+    if progress.cancelled() {
+        return Err(EngineError::stopped());
+    }
+    report.embed = embed(settings, req, &mut store, progress, embedder)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -381,18 +394,16 @@ fn embed(
     req: &IndexRequest,
     store: &mut EmbeddedStore,
     progress: &dyn Progress,
+    embedder: Option<&dyn Embedder>,
 ) -> Result<Option<EmbedReport>> {
-    if req.no_embed || matches!(settings.embedder, EmbedderSpec::Off) {
-        return Ok(None);
-    }
-    let Some(embedder) = semantic::open_embedder(&settings.embedder)? else {
+    let Some(embedder) = embedder.filter(|_| !req.no_embed) else {
         return Ok(None);
     };
     let seq = store.batch_seq()?;
     semantic::embed_pending(
         store,
         seq,
-        embedder.as_ref(),
+        embedder,
         semantic::EmbedPlan {
             text: settings.embed_text,
             windows: settings.embed_windows,
@@ -448,15 +459,17 @@ fn process(
     report: &mut IndexReport,
 ) -> Result<()> {
     let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
     let workers = settings.threads.clamp(1, 16);
     let (tx, rx) = mpsc::sync_channel::<(FileUpdate, Vec<String>)>(256);
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
             let next = &next;
+            let failed = &failed;
             let reader = reader.clone();
             scope.spawn(move || {
-                loop {
+                while !failed.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(entry) = todo.get(i) else { break };
                     let out = prepare(settings, &reader, entry);
@@ -474,6 +487,7 @@ fn process(
         let mut result = Ok(());
         for (update, warnings) in rx {
             if result.is_err() {
+                failed.store(true, Ordering::Relaxed);
                 continue; // drain so workers finish
             }
             files += 1;
@@ -489,6 +503,10 @@ fn process(
             }
             batch_bytes += update.size as usize;
             batch.upserts.push(update);
+            if progress.cancelled() {
+                result = Err(EngineError::stopped());
+                continue;
+            }
             if batch.upserts.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
                 result = store
                     .write_batch(std::mem::take(&mut batch))
@@ -498,7 +516,7 @@ fn process(
             progress.advance(files, bytes, chunks);
         }
         result?;
-        if !batch.is_empty() {
+        if !batch.is_empty() && !progress.cancelled() {
             store.write_batch(batch)?;
         }
         report.processed = files;

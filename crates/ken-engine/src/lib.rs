@@ -1,24 +1,32 @@
 //! The engine: the only place that combines sources, syntax and stores.
 //!
-//! Indexing ([`index`]), retrieval and fusion ([`search`]), evaluation
-//! ([`eval`]) and status ([`status`]). Synchronous, plain structs in and out;
-//! no terminal, no wire format (the binary owns those).
+//! [`Engine`] is the long-lived handle every edge (command line, HTTP, MCP,
+//! webhook jobs) holds: indexing ([`index`]), retrieval and fusion
+//! ([`search`]), answers ([`ask`]), people ([`who`]), structure ([`graph`]),
+//! evaluation ([`eval`]), status, tokens and jobs. Synchronous, plain
+//! structs in and out; no terminal, no wire format (the binary owns those).
 
 pub mod ask;
+pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod expand;
 pub mod graph;
 pub mod home;
 pub mod index;
+pub mod jobs;
 pub mod people;
 pub mod query;
+pub mod repo;
+pub mod request;
 pub mod search;
 pub mod semantic;
 pub mod settings;
 pub mod status;
 pub mod time;
+pub mod tokens;
 pub mod who;
 
-pub use error::{EngineError, Result};
+pub use engine::{Access, Engine, FileRange, SymbolHit};
+pub use error::{EngineError, ErrorKind, Result};
 pub use settings::Settings;

@@ -133,7 +133,7 @@ pub fn identities(home: &Path, store: &dyn Store) -> Result<Identities> {
         .map(|(l, t)| (l.as_str(), t.as_str()))
         .collect();
     Identities::from_labelled(mailmap.as_deref(), &labelled)
-        .map_err(|e| EngineError::Usage(e.to_string()))
+        .map_err(|e| EngineError::bad_input(e.to_string()))
 }
 
 /// [`identities`] with every commit author of the history observed, so

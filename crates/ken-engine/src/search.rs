@@ -8,14 +8,12 @@
 //! Overlapping results (a class and its own method) are collapsed.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use globset::{Glob, GlobSetBuilder};
 use ken_core::{ChunkKind, Filters, Hit, Language, Signals};
-use ken_store::{
-    EmbeddedStore, FieldWeights, LexicalQuery, Store, StoredChunk, SymbolMatch, SymbolTier,
-};
+use ken_store::{FieldWeights, LexicalQuery, Store, StoredChunk, SymbolMatch, SymbolTier};
 use serde::Serialize;
 
 use ken_embed::Embedder;
@@ -23,7 +21,9 @@ use ken_embed::Embedder;
 use crate::query::{QueryIdent, identifiers};
 use ken_source::Identities;
 
-use crate::{EngineError, Result, Settings, home, people, semantic};
+use crate::repo::OpenRepo;
+use crate::semantic::VectorView;
+use crate::{EngineError, Result, people, semantic};
 
 /// Ranking constants. Chosen on the dev evaluation sets (see BENCHMARKS.md).
 #[derive(Debug, Clone, Serialize)]
@@ -92,6 +92,57 @@ impl Default for RankParams {
     }
 }
 
+impl RankParams {
+    /// Set one constant by name (`--param KEY=VALUE`, for experiments).
+    pub fn set(&mut self, key: &str, v: f32) -> Result<()> {
+        match key {
+            "k" => self.k = v,
+            "w_bm25" => self.w_bm25 = v,
+            "w_file" => self.w_file = v,
+            "w_file_dense" => self.w_file_dense = v,
+            "w_symbol" => self.w_symbol = v,
+            "w_partial" => self.w_partial = v,
+            "w_dense" => self.w_dense = v,
+            "file_fusion" => self.file_fusion = v != 0.0,
+            "w_bm25_file" => self.w_bm25_file = v,
+            "w_dense_file" => self.w_dense_file = v,
+            "w_pagerank" => self.w_pagerank = v,
+            "w_ppr" => self.w_ppr = v,
+            "ppr_seeds" => self.ppr_seeds = v as usize,
+            "w_weak" => self.w_weak = v,
+            "candidates" => self.candidates = v as usize,
+            "max_pinned" => self.max_pinned = v as usize,
+            "trivial_prior" => self.trivial_prior = v,
+            "prose_prior" => self.prose_prior = v,
+            "test_prior" => self.test_prior = v,
+            "f_body" => self.fields.body = v,
+            "f_symbol" => self.fields.symbol = v,
+            "f_path" => self.fields.path = v,
+            "f_doc" => self.fields.doc = v,
+            _ => {
+                return Err(EngineError::bad_input(format!(
+                    "unknown ranking parameter `{key}`"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Set one constant from `KEY=VALUE`.
+    pub fn set_pair(&mut self, kv: &str) -> Result<()> {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(EngineError::bad_input(format!(
+                "--param takes KEY=VALUE, got `{kv}`"
+            )));
+        };
+        let v: f32 = v
+            .trim()
+            .parse()
+            .map_err(|_| EngineError::bad_input(format!("--param {k}: `{v}` is not a number")))?;
+        self.set(k.trim(), v)
+    }
+}
+
 /// Which retrieval signals to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -124,35 +175,40 @@ pub struct SearchResponse {
     pub notes: Vec<String>,
 }
 
-/// Search every selected repository.
-pub fn search(settings: &Settings, req: &SearchRequest) -> Result<SearchResponse> {
+/// Search the given repositories and merge their results.
+pub(crate) fn search_repos(
+    repos: &[Arc<OpenRepo>],
+    req: &SearchRequest,
+    rank: &RankParams,
+    embedder: Option<&dyn Embedder>,
+) -> Result<SearchResponse> {
     let started = Instant::now();
-    let repos = home::select_repos(&settings.home, &req.filters.repos)?;
     let mut all: Vec<Hit> = Vec::new();
     let mut notes = Vec::new();
-    let embedder = if req.mode == Mode::Lexical {
-        None
-    } else {
-        semantic::open_embedder(&settings.embedder)?
-    };
+    let embedder = embedder.filter(|_| req.mode != Mode::Lexical);
     if embedder.is_none() && req.mode == Mode::Semantic {
-        return Err(EngineError::Usage(
-            "semantic search needs an embedding model: run `ken model install`, or set KEN_EMBED_MODEL_DIR or KEN_EMBED_BASE_URL".into(),
-        ));
+        return Err(
+            EngineError::unavailable("semantic search needs an embedding model").with_hint(
+                "run `ken model install`, or set KEN_EMBED_MODEL_DIR or KEN_EMBED_BASE_URL",
+            ),
+        );
     }
-    for (name, dir) in repos {
-        let store = EmbeddedStore::open(&dir)?;
-        let state = store.state()?;
-        if let Some(p) = &state.pending {
+    for repo in repos {
+        let name = &repo.name;
+        if let Some(p) = &repo.state.pending {
             notes.push(format!("{name}: an index run towards {p} did not finish; results may mix versions (run `ken index` again)"));
         }
-        let ids = people::identities(&settings.home, &store)?;
-        let env = SearchEnv {
-            rank: &settings.rank,
-            embedder: embedder.as_deref(),
-            identities: Some(&ids),
+        let vectors = match embedder {
+            Some(e) => repo.vectors(e.id())?,
+            None => None,
         };
-        let out = search_store(&store, &name, state.commit.as_deref(), req, env)?;
+        let env = SearchEnv {
+            rank,
+            embedder,
+            vectors: vectors.as_deref(),
+            identities: Some(&repo.ids),
+        };
+        let out = search_store(&repo.store, name, repo.state.commit.as_deref(), req, env)?;
         notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
         let mut hits = out.hits;
         all.append(&mut hits);
@@ -189,6 +245,8 @@ pub struct StoreResults {
 pub struct SearchEnv<'a> {
     pub rank: &'a RankParams,
     pub embedder: Option<&'a dyn Embedder>,
+    /// The embedder's vector index of this store (None: nothing embedded).
+    pub vectors: Option<&'a VectorView>,
     /// Resolves authors (search results, `--author`); None: no authors shown.
     pub identities: Option<&'a Identities>,
 }
@@ -211,9 +269,7 @@ pub fn search_store(
         (None, None, None) => None,
         (author, since, until) => {
             let Some(ids) = env.identities else {
-                return Err(EngineError::Internal(
-                    "author filters need identities".into(),
-                ));
+                return Err(EngineError::internal("author filters need identities"));
             };
             let shas: HashSet<String> =
                 people::commits_by(store, ids, author.as_deref(), since, until)?
@@ -246,8 +302,10 @@ pub fn search_store(
 
     // Dense retrieval.
     if let Some(e) = embedder.filter(|_| req.mode != Mode::Lexical) {
-        match semantic::dense_search(store, e, &req.query, p.candidates)? {
-            Some(semantic::Dense { hits, held, chunks }) => {
+        match env.vectors {
+            Some(view) => {
+                let semantic::Dense { hits, held, chunks } =
+                    semantic::dense_search_in(view, e, &req.query, p.candidates)?;
                 for (i, (id, score)) in hits.iter().enumerate() {
                     let c = cands.entry(*id).or_default();
                     c.fused += rrf(p.w_dense, i + 1);
@@ -700,8 +758,8 @@ fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<Stri
     }
     let mut b = GlobSetBuilder::new();
     for g in &filters.path_globs {
-        let glob =
-            Glob::new(g).map_err(|e| EngineError::Usage(format!("bad --path glob `{g}`: {e}")))?;
+        let glob = Glob::new(g)
+            .map_err(|e| EngineError::bad_input(format!("bad --path glob `{g}`: {e}")))?;
         b.add(glob);
         // `src/` or `src` means everything under it too
         if !g.contains('*') {
@@ -711,7 +769,9 @@ fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<Stri
             }
         }
     }
-    let set = b.build().map_err(|e| EngineError::Usage(e.to_string()))?;
+    let set = b
+        .build()
+        .map_err(|e| EngineError::bad_input(e.to_string()))?;
     Ok(Some(
         store
             .files()?
@@ -794,11 +854,6 @@ fn to_hit(repo: &str, commit: Option<&str>, chunk: &StoredChunk, c: &Candidate) 
         authors: Vec::new(),
         snippet,
     }
-}
-
-/// Where the index of `name` lives (for callers that open stores themselves).
-pub fn index_path(settings: &Settings, name: &str) -> PathBuf {
-    home::index_dir(&settings.home, name)
 }
 
 #[cfg(test)]

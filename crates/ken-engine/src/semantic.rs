@@ -54,13 +54,7 @@ impl EmbedText {
 
 /// Open the configured embedder (None when embeddings are off).
 pub fn open_embedder(spec: &EmbedderSpec) -> Result<Option<Box<dyn Embedder>>> {
-    let map = |e: ken_embed::EmbedError| {
-        if e.is_user_error() {
-            EngineError::Usage(e.to_string())
-        } else {
-            EngineError::Internal(e.to_string())
-        }
-    };
+    let map = EngineError::from_embed;
     Ok(match spec {
         EmbedderSpec::Off => None,
         EmbedderSpec::Local { dir, int8 } => Some(Box::new(
@@ -198,6 +192,11 @@ pub trait EmbedProgress {
     fn embed_begin(&self, _todo: u64, _cached: u64) {}
     fn embed_advance(&self, _done: u64) {}
     fn embed_end(&self) {}
+    /// True when the run should stop at the next batch boundary (a server
+    /// shutting down); what is committed stays, the next run resumes.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 pub struct NoEmbedProgress;
@@ -253,14 +252,13 @@ pub fn embed_pending(
     let mut done = 0u64;
     let mut last_rebuild = Instant::now();
     for batch in todo.chunks(BATCH) {
+        if progress.cancelled() {
+            return Err(EngineError::stopped());
+        }
         let inputs: Vec<&str> = batch.iter().map(|&i| wanted[i].1.as_str()).collect();
-        let vectors = embedder.embed_documents(&inputs).map_err(|e| {
-            if e.is_user_error() {
-                EngineError::Usage(e.to_string())
-            } else {
-                EngineError::Internal(e.to_string())
-            }
-        })?;
+        let vectors = embedder
+            .embed_documents(&inputs)
+            .map_err(EngineError::from_embed)?;
         let pending: Vec<(String, Vec<f32>)> = batch
             .iter()
             .zip(vectors)
@@ -330,12 +328,35 @@ fn rebuild_index(
     Ok(meta)
 }
 
-/// Dense retrieval: the chunks nearest to the query, with cosines.
 /// Share of the current chunks that the vector index holds: (held, chunks).
 pub fn index_coverage(store: &dyn Store, index: &AnyIndex) -> Result<(usize, usize)> {
     let ids = store.chunk_ids()?;
     let held: std::collections::HashSet<u64> = index.ids().iter().copied().collect();
     Ok((ids.iter().filter(|i| held.contains(i)).count(), ids.len()))
+}
+
+/// A model's vector index with its coverage of the current chunks: loaded
+/// once per store and searched by every query.
+pub struct VectorView {
+    pub index: AnyIndex,
+    pub meta: VectorMeta,
+    /// Current chunks the index holds, and all current chunks.
+    pub held: usize,
+    pub chunks: usize,
+}
+
+/// The vector index of `model` in `store` (None: nothing embedded with it yet).
+pub fn load_vectors(store: &dyn Store, model: &str) -> Result<Option<VectorView>> {
+    let Some((index, meta)) = store.vector_index(model)? else {
+        return Ok(None);
+    };
+    let (held, chunks) = index_coverage(store, &index)?;
+    Ok(Some(VectorView {
+        index,
+        meta,
+        held,
+        chunks,
+    }))
 }
 
 /// What dense retrieval found.
@@ -349,35 +370,42 @@ pub struct Dense {
 }
 
 /// Dense retrieval: the chunks nearest to the query (None: no vector index
-/// for this embedder yet).
+/// for this embedder yet). Loads the index; see [`dense_search_in`].
 pub fn dense_search(
     store: &dyn Store,
     embedder: &dyn Embedder,
     query: &str,
     k: usize,
 ) -> Result<Option<Dense>> {
-    let Some((index, _meta)) = store.vector_index(embedder.id())? else {
-        return Ok(None);
-    };
-    let (held, chunks) = index_coverage(store, &index)?;
-    if index.is_empty() {
-        return Ok(Some(Dense {
+    match load_vectors(store, embedder.id())? {
+        Some(view) => dense_search_in(&view, embedder, query, k).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Dense retrieval over a loaded vector index.
+pub fn dense_search_in(
+    view: &VectorView,
+    embedder: &dyn Embedder,
+    query: &str,
+    k: usize,
+) -> Result<Dense> {
+    let (held, chunks) = (view.held, view.chunks);
+    if view.index.is_empty() {
+        return Ok(Dense {
             hits: Vec::new(),
             held,
             chunks,
-        }));
+        });
     }
-    let q = embedder.embed_query(query).map_err(|e| {
-        if e.is_user_error() {
-            EngineError::Usage(e.to_string())
-        } else {
-            EngineError::Internal(e.to_string())
-        }
-    })?;
+    let q = embedder
+        .embed_query(query)
+        .map_err(EngineError::from_embed)?;
     // a long chunk has several rows: ask for more, keep each chunk's best
-    let rows = index
+    let rows = view
+        .index
         .search(&q, k.saturating_mul(2))
-        .map_err(|e| EngineError::Internal(e.to_string()))?;
+        .map_err(|e| EngineError::internal(e.to_string()))?;
     let mut seen = std::collections::HashSet::new();
     let hits: Vec<(u64, f32)> = rows
         .into_iter()
@@ -385,7 +413,7 @@ pub fn dense_search(
         .take(k)
         .map(|n| (n.id, n.score))
         .collect();
-    Ok(Some(Dense { hits, held, chunks }))
+    Ok(Dense { hits, held, chunks })
 }
 
 /// How much of the current chunks a model has vectors for.

@@ -1,6 +1,7 @@
 //! Settings, resolved once by the caller (config file < environment < flags)
 //! and passed in: nothing in the engine reads the environment.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use ken_syntax::ChunkOptions;
@@ -29,6 +30,14 @@ pub struct Settings {
     pub llm: Option<ken_llm::ChatConfig>,
     /// Tokens of context given to the model.
     pub context_tokens: usize,
+    /// Clone and fetch any URL (file://, http://, private and loopback
+    /// hosts); by default only https/ssh remotes on public addresses.
+    pub allow_private_urls: bool,
+    /// Branches whose pushes are indexed, per repository name.
+    pub repo_branches: BTreeMap<String, Vec<String>>,
+    /// Branches whose pushes are indexed for repositories not in
+    /// `repo_branches` (empty: each repository's default branch).
+    pub webhook_branches: Vec<String>,
 }
 
 impl Settings {
@@ -47,6 +56,9 @@ impl Settings {
             embed_windows: crate::semantic::DEFAULT_WINDOWS,
             llm: None,
             context_tokens: 6000,
+            allow_private_urls: false,
+            repo_branches: BTreeMap::new(),
+            webhook_branches: Vec::new(),
         }
     }
 }

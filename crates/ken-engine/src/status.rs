@@ -1,10 +1,13 @@
 //! What is indexed, at which commit.
 
-use ken_store::{EmbeddedStore, IndexState, Stats, Store};
+use std::sync::Arc;
+
+use ken_store::{IndexState, Stats};
 use serde::Serialize;
 
-use crate::semantic::{Coverage, coverage};
-use crate::{Result, Settings, home};
+use crate::Result;
+use crate::repo::OpenRepo;
+use crate::semantic::{Coverage, EmbedText};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RepoStatus {
@@ -19,26 +22,20 @@ pub struct RepoStatus {
     pub embeddings: Vec<Coverage>,
 }
 
-/// The status of every indexed repository (or the named ones).
-pub fn status(settings: &Settings, names: &[String]) -> Result<Vec<RepoStatus>> {
-    let repos = if names.is_empty() {
-        home::list_repos(&settings.home)?
-    } else {
-        home::select_repos(&settings.home, names)?
-    };
-    let mut out = Vec::new();
-    for (name, dir) in repos {
-        let store = EmbeddedStore::open(&dir)?;
-        out.push(RepoStatus {
-            name,
-            path: dir.display().to_string(),
-            state: store.state()?,
-            stats: store.stats()?,
-            index_bytes: dir_size(&dir),
-            embeddings: coverage(&store, settings.embed_text)?,
-        });
-    }
-    Ok(out)
+/// The status of the given repositories.
+pub(crate) fn status_repos(repos: &[Arc<OpenRepo>], variant: EmbedText) -> Result<Vec<RepoStatus>> {
+    repos.iter().map(|r| status_of(r, variant)).collect()
+}
+
+fn status_of(repo: &OpenRepo, variant: EmbedText) -> Result<RepoStatus> {
+    Ok(RepoStatus {
+        name: repo.name.clone(),
+        path: repo.dir.display().to_string(),
+        state: repo.state.clone(),
+        stats: repo.store.stats()?,
+        index_bytes: dir_size(&repo.dir),
+        embeddings: repo.coverage(variant)?,
+    })
 }
 
 /// Total size of the files under `dir`.

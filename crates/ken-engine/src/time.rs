@@ -7,7 +7,7 @@ use crate::{EngineError, Result};
 pub fn parse_time(s: &str, now: i64) -> Result<i64> {
     let t = s.trim().to_ascii_lowercase();
     let bad = || {
-        EngineError::Usage(format!(
+        EngineError::bad_input(format!(
             "cannot read the time `{s}`: use a date (2024-05-01), an age (3d, 2w, 6m, 1y), `yesterday`, or a commit sha"
         ))
     };

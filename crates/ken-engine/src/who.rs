@@ -5,12 +5,15 @@ use std::collections::HashSet;
 use ken_core::Filters;
 use ken_embed::Embedder;
 use ken_source::Identities;
-use ken_store::{EmbeddedStore, Store, SymbolTier};
+use std::sync::Arc;
+
+use ken_store::{Store, SymbolTier};
 use serde::Serialize;
 
 use crate::people::{self, Target, WhoPerson};
+use crate::repo::OpenRepo;
 use crate::search::{Mode, RankParams, SearchEnv, SearchRequest, search_store};
-use crate::{EngineError, Result, Settings, home, semantic};
+use crate::{EngineError, Result};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct WhoResponse {
@@ -30,8 +33,7 @@ pub fn who_store(
     query: &str,
     now: i64,
     limit: usize,
-    rank: &RankParams,
-    embedder: Option<&dyn Embedder>,
+    env: SearchEnv<'_>,
 ) -> Result<WhoResponse> {
     let q = query.trim().trim_end_matches('/');
     let files: Vec<(String, u64)> = store
@@ -88,9 +90,8 @@ pub fn who_store(
                 None,
                 &req,
                 SearchEnv {
-                    rank,
-                    embedder,
                     identities: None,
+                    ..env
                 },
             )?
             .hits;
@@ -116,30 +117,27 @@ pub fn who_store(
     })
 }
 
-/// `ken who` over the selected repositories (one is expected; several are merged by score).
-pub fn who(
-    settings: &Settings,
+/// `ken who` over the given repositories (one is expected; several are merged by score).
+pub(crate) fn who_repos(
+    repos: &[Arc<OpenRepo>],
     query: &str,
-    repos: &[String],
     limit: usize,
+    rank: &RankParams,
+    embedder: Option<&dyn Embedder>,
 ) -> Result<WhoResponse> {
-    let selected = home::select_repos(&settings.home, repos)?;
-    let embedder = semantic::open_embedder(&settings.embedder)?;
     let mut all: Option<WhoResponse> = None;
-    for (_, dir) in selected {
-        let store = EmbeddedStore::open(&dir)?;
-        let state = store.state()?;
-        let ids = people::identities(&settings.home, &store)?;
-        let now = state.commit_time.unwrap_or_else(now);
-        let r = who_store(
-            &store,
-            &ids,
-            query,
-            now,
-            limit,
-            &settings.rank,
-            embedder.as_deref(),
-        )?;
+    for repo in repos {
+        let vectors = match embedder {
+            Some(e) => repo.vectors(e.id())?,
+            None => None,
+        };
+        let env = SearchEnv {
+            rank,
+            embedder,
+            vectors: vectors.as_deref(),
+            identities: None,
+        };
+        let r = who_store(&repo.store, &repo.ids, query, repo.now(), limit, env)?;
         all = Some(match all {
             None => r,
             Some(mut acc) => {
@@ -148,7 +146,7 @@ pub fn who(
             }
         });
     }
-    let mut out = all.ok_or_else(|| EngineError::Usage("nothing is indexed".into()))?;
+    let mut out = all.ok_or_else(|| EngineError::not_found("no repository to look in"))?;
     out.people.sort_by(|a, b| b.score.total_cmp(&a.score));
     out.people.truncate(limit);
     for (i, p) in out.people.iter_mut().enumerate() {
@@ -190,16 +188,17 @@ pub struct LogSearchRequest {
 
 /// Commits whose message or changed paths match the query (full-text BM25),
 /// filtered by person and time; with no query, the newest matching commits.
-pub fn log_search(settings: &Settings, req: &LogSearchRequest) -> Result<Vec<LogHit>> {
+pub(crate) fn log_search_repos(
+    repos: &[Arc<OpenRepo>],
+    req: &LogSearchRequest,
+) -> Result<Vec<LogHit>> {
     let mut out = Vec::new();
-    for (name, dir) in home::select_repos(&settings.home, &req.repos)? {
-        let store = EmbeddedStore::open(&dir)?;
-        let state = store.state()?;
-        let ids = people::identities(&settings.home, &store)?;
+    for repo in repos {
+        let (name, store, state, ids) = (&repo.name, &repo.store, &repo.state, &repo.ids);
         let allowed: Option<HashSet<String>> =
             if req.author.is_some() || req.since.is_some() || req.until.is_some() {
                 Some(
-                    people::commits_by(&store, &ids, req.author.as_deref(), req.since, req.until)?
+                    people::commits_by(store, ids, req.author.as_deref(), req.since, req.until)?
                         .into_iter()
                         .collect(),
                 )

@@ -20,6 +20,10 @@ pub enum SourceError {
         "the repository {0} has no commits yet: commit something first, or index its working tree without --rev"
     )]
     EmptyRepository(String),
+    #[error(
+        "refused to fetch {url}: {why} (an operator can allow private and local remotes with allow_private_urls = true)"
+    )]
+    RefusedUrl { url: String, why: String },
     #[error("could not clone {url}: {message}")]
     Clone { url: String, message: String },
     #[error("git error: {0}")]
@@ -43,6 +47,7 @@ impl SourceError {
                 | SourceError::NoSuchFile { .. }
                 | SourceError::EmptyRepository(_)
                 | SourceError::Clone { .. }
+                | SourceError::RefusedUrl { .. }
         )
     }
 }

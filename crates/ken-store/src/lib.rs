@@ -12,10 +12,12 @@
 
 mod embedded;
 mod error;
+mod home;
 mod types;
 
 pub use embedded::{EmbeddedStore, tokenizer};
 pub use error::StoreError;
+pub use home::{HomeStore, JobRecord, JobState, NewJob, TokenRecord};
 pub use types::*;
 
 pub type Result<T> = std::result::Result<T, StoreError>;

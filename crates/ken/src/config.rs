@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use ken_engine::Settings;
 use ken_engine::semantic::EmbedderSpec;
 
-use crate::cli::EmbedderChoice;
+use crate::cli::args::EmbedderChoice;
 use serde::Deserialize;
 
 /// The config file. Every field is optional.
@@ -46,6 +46,68 @@ pub struct FileConfig {
     pub llm_timeout: Option<u64>,
     /// Tokens of code context given to the model.
     pub context_tokens: Option<usize>,
+    /// Clone and fetch any URL: file://, http://, loopback and private
+    /// hosts (default false: https/ssh on public addresses only).
+    pub allow_private_urls: Option<bool>,
+    /// Secret of the GitHub push webhook (`X-Hub-Signature-256`).
+    pub webhook_secret: Option<String>,
+    /// Branches whose pushes are indexed (default: each repository's default branch).
+    pub webhook_branches: Option<Vec<String>>,
+    /// Per repository: `[repos."pallets/flask"] branches = ["main", "2.3.x"]`.
+    pub repos: Option<std::collections::BTreeMap<String, RepoConfig>>,
+    /// `ken serve`: browser origins allowed to call the API (CORS; default none).
+    pub cors_origins: Option<Vec<String>>,
+    /// `ken serve`: seconds a request may take (default 60; streamed answers excepted).
+    pub request_timeout: Option<u64>,
+    /// `ken serve`: largest request body in bytes (default 1 MiB).
+    pub max_body_bytes: Option<usize>,
+}
+
+/// Settings of one repository.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoConfig {
+    pub branches: Option<Vec<String>>,
+}
+
+/// What only `ken serve` needs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub webhook_secret: Option<String>,
+    pub cors_origins: Vec<String>,
+    pub request_timeout: std::time::Duration,
+    pub max_body_bytes: usize,
+    /// How long a client may take to send a request's headers.
+    pub header_timeout: std::time::Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            webhook_secret: None,
+            cors_origins: Vec::new(),
+            request_timeout: std::time::Duration::from_secs(60),
+            max_body_bytes: 1 << 20,
+            header_timeout: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// The server's settings: config file < environment.
+pub fn server_config(home: &Path, env: &Env) -> Result<ServerConfig> {
+    let file = load_file(home)?;
+    let mut c = ServerConfig {
+        webhook_secret: env.webhook_secret.clone().or(file.webhook_secret),
+        cors_origins: file.cors_origins.unwrap_or_default(),
+        ..ServerConfig::default()
+    };
+    if let Some(t) = file.request_timeout {
+        c.request_timeout = std::time::Duration::from_secs(t.max(1));
+    }
+    if let Some(b) = file.max_body_bytes {
+        c.max_body_bytes = b.max(1024);
+    }
+    Ok(c)
 }
 
 /// The environment, read once here and nowhere else.
@@ -62,6 +124,8 @@ pub struct Env {
     pub llm_base_url: Option<String>,
     pub llm_model: Option<String>,
     pub llm_api_key: Option<String>,
+    pub allow_private_urls: Option<bool>,
+    pub webhook_secret: Option<String>,
 }
 
 impl Env {
@@ -79,6 +143,9 @@ impl Env {
             llm_base_url: var("KEN_LLM_BASE_URL"),
             llm_model: var("KEN_LLM_MODEL"),
             llm_api_key: var("KEN_LLM_API_KEY"),
+            allow_private_urls: var("KEN_ALLOW_PRIVATE_URLS")
+                .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes")),
+            webhook_secret: var("KEN_WEBHOOK_SECRET"),
         }
     }
 }
@@ -170,7 +237,7 @@ fn embedder(
     };
     let find = || -> Result<PathBuf> {
         ken_embed::find_model(&model_dirs(home, file, env))
-            .map_err(|e| ken_engine::EngineError::Usage(e.to_string()).into())
+            .map_err(|e| ken_engine::EngineError::bad_input(e.to_string()).into())
     };
     Ok(match choice {
         EmbedderChoice::Off => EmbedderSpec::Off,
@@ -182,7 +249,7 @@ fn embedder(
             let dir = find()?;
             let table = static_table(home, &dir);
             if !table.is_file() {
-                bail!(ken_engine::EngineError::Usage(format!(
+                bail!(ken_engine::EngineError::bad_input(format!(
                     "no static table at {}: run `ken model distill` first",
                     table.display()
                 )));
@@ -194,14 +261,13 @@ fn embedder(
         }
         EmbedderChoice::Http => {
             let Some(url) = base_url else {
-                bail!(ken_engine::EngineError::Usage(
+                bail!(ken_engine::EngineError::bad_input(
                     "--embedder http needs KEN_EMBED_BASE_URL (e.g. http://127.0.0.1:11434/v1)"
-                        .into()
                 ));
             };
             let Some(model) = env.embed_model.clone().or_else(|| file.embed_model.clone()) else {
-                bail!(ken_engine::EngineError::Usage(
-                    "--embedder http needs KEN_EMBED_MODEL (the endpoint's model name)".into()
+                bail!(ken_engine::EngineError::bad_input(
+                    "--embedder http needs KEN_EMBED_MODEL (the endpoint's model name)"
                 ));
             };
             let mut cfg = ken_embed::HttpConfig::new(url, model);
@@ -237,7 +303,7 @@ pub fn settings(
     match file.embed_text.as_deref() {
         None | Some("meta") => {}
         Some("body") => s.embed_text = ken_engine::semantic::EmbedText::Body,
-        Some(other) => bail!(ken_engine::EngineError::Usage(format!(
+        Some(other) => bail!(ken_engine::EngineError::bad_input(format!(
             "config.toml: embed_text = {other:?}: use \"meta\" or \"body\""
         ))),
     }
@@ -247,14 +313,24 @@ pub fn settings(
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;
     }
+    s.allow_private_urls = env
+        .allow_private_urls
+        .or(file.allow_private_urls)
+        .unwrap_or(false);
+    s.webhook_branches = file.webhook_branches.clone().unwrap_or_default();
+    for (name, r) in file.repos.iter().flatten() {
+        if let Some(b) = &r.branches {
+            s.repo_branches.insert(name.clone(), b.clone());
+        }
+    }
     if let Some(url) = env
         .llm_base_url
         .clone()
         .or_else(|| file.llm_base_url.clone())
     {
         let Some(model) = env.llm_model.clone().or_else(|| file.llm_model.clone()) else {
-            bail!(ken_engine::EngineError::Usage(
-                "KEN_LLM_BASE_URL is set but no model: set KEN_LLM_MODEL (the endpoint's model name)".into()
+            bail!(ken_engine::EngineError::bad_input(
+                "KEN_LLM_BASE_URL is set but no model: set KEN_LLM_MODEL (the endpoint's model name)"
             ));
         };
         let mut cfg = ken_llm::ChatConfig::new(url, model);

@@ -1,5 +1,7 @@
-//! `ken`: the command line. Parses arguments, resolves settings, calls the
-//! engine, renders the outcome and maps errors to exit codes — nothing else.
+//! `ken`: the binary. Every edge lives here and is a thin adapter over one
+//! [`ken_engine::Engine`]: the command line (`cli/`), the HTTP API and
+//! webhooks (`http/`), the MCP server (`mcp/`). The JSON shapes all three
+//! speak are in `wire.rs`; settings are resolved in `config.rs`.
 
 /// `println!` for our output: when the reader goes away (`ken people | head`)
 /// stop quietly with success instead of panicking. SIGPIPE itself stays
@@ -15,10 +17,12 @@ macro_rules! outln {
 }
 
 mod cli;
-mod cmd;
 mod config;
+mod http;
+mod mcp;
 mod output;
 mod progress;
+mod wire;
 
 use clap::Parser;
 
@@ -26,13 +30,13 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    let args = cli::Cli::parse();
+    let args = cli::args::Cli::parse();
     let out = output::Output::new(args.global.json, args.global.color);
-    let code = match cmd::run(args, &out) {
+    let code = match cli::run(args, &out) {
         Ok(code) => code,
         Err(e) => {
             out.error(&e);
-            cmd::exit_code(&e)
+            cli::exit_code(&e)
         }
     };
     std::process::exit(code);

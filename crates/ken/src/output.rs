@@ -2,10 +2,12 @@
 
 use std::io::{IsTerminal, Write};
 
-use ken_core::Hit;
-use serde_json::{Value, json};
+use ken_engine::EngineError;
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::cli::ColorChoice;
+use crate::cli::args::ColorChoice;
+use crate::wire::ErrorBody;
 
 pub struct Output {
     pub json: bool,
@@ -48,8 +50,8 @@ impl Output {
         self.paint("33", t)
     }
 
-    /// Print a JSON value on one line.
-    pub fn print_json(&self, v: &Value) {
+    /// Print a wire shape as one line of JSON.
+    pub fn print<T: Serialize>(&self, v: &T) {
         let mut out = std::io::stdout().lock();
         let r = serde_json::to_writer(&mut out, v)
             .map_err(std::io::Error::from)
@@ -59,51 +61,36 @@ impl Output {
         }
     }
 
+    /// Print a JSON value on one line.
+    pub fn print_value(&self, v: &Value) {
+        self.print(v)
+    }
+
+    /// An error on standard error: `error: MESSAGE` and `hint: …` on a
+    /// terminal, `{"error": {"code", "message", "hint"}}` with `--json`.
     pub fn error(&self, e: &anyhow::Error) {
-        let msg = format!("{e:#}");
+        let engine = e.downcast_ref::<EngineError>();
         if self.json {
-            let v = json!({"error": msg});
-            eprintln!("{v}");
-        } else {
-            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            let label = if color {
-                "\x1b[31;1merror:\x1b[0m"
-            } else {
-                "error:"
+            let body = match engine {
+                Some(err) => ErrorBody::from_engine(err),
+                None => ErrorBody::new("internal", format!("{e:#}"), None),
             };
-            eprintln!("{label} {msg}");
+            eprintln!("{}", serde_json::to_string(&body).unwrap_or_default());
+            return;
+        }
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let paint = |code: &str, t: &str| {
+            if color {
+                format!("\x1b[{code}m{t}\x1b[0m")
+            } else {
+                t.to_string()
+            }
+        };
+        eprintln!("{} {e:#}", paint("31;1", "error:"));
+        if let Some(h) = engine.and_then(EngineError::hint) {
+            eprintln!("{} {h}", paint("33", "hint:"));
         }
     }
-}
-
-/// A search result in the DESIGN.md §2 shape.
-pub fn hit_json(rank: usize, h: &Hit) -> Value {
-    let signals: serde_json::Map<String, Value> = h
-        .signals
-        .0
-        .iter()
-        .map(|(k, s)| (k.clone(), json!({"rank": s.rank, "score": round(s.score)})))
-        .collect();
-    json!({
-        "rank": rank,
-        "repo": h.repo,
-        "path": h.path,
-        "start_line": h.start_line,
-        "end_line": h.end_line,
-        "language": h.language.name(),
-        "kind": h.kind.name(),
-        "symbol": h.symbol,
-        "score": round(h.score),
-        "pinned": h.pinned,
-        "signals": signals,
-        "commit": h.commit,
-        "authors": h.authors.iter().map(|a| json!({"name": a.name, "share": round(a.share)})).collect::<Vec<_>>(),
-        "snippet": h.snippet,
-    })
-}
-
-fn round(x: f32) -> f64 {
-    (x as f64 * 10000.0).round() / 10000.0
 }
 
 /// Write formatted text to standard output (see the `outln!` macro).

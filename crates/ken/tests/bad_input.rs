@@ -188,13 +188,13 @@ fn bad_flags() {
         ),
         (
             vec!["search", "x", "--path", "src/[", "--json"],
-            "bad --path glob",
+            "bad path glob",
         ),
         (
             vec!["search", "x", "--repo", "nope"],
             "no repository named `nope`",
         ),
-        (vec!["search", ""], "give something to search for"),
+        (vec!["search", ""], "nothing to search for"),
     ] {
         let out = ken.run(&args);
         no_panic(&out);

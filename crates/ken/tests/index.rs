@@ -208,6 +208,24 @@ fn url_clone_keeps_the_token_secret() {
     r.commit("initial");
     let ken = Ken::new();
     let url = format!("file://{}", r.path().display());
+    // local remotes are refused unless the operator allows them (SSRF)
+    let out = ken.run(&["index", &url, "--name", "remote-shop"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refused to fetch"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("allow_private_urls"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        "allow_private_urls = true\n",
+    )
+    .unwrap();
     let out = ken
         .cmd()
         .args(["index", "--json", &url, "--name", "remote-shop"])

@@ -15,7 +15,8 @@
 //! know). Chunk ids are reserved before use and never reused.
 
 mod lexical;
-mod sql;
+pub(crate) mod pool;
+pub(crate) mod sql;
 pub mod tokenizer;
 
 use std::collections::{HashMap, HashSet};
@@ -23,7 +24,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use ken_core::{Chunk, ChunkKind, Definition};
-use rusqlite::{Connection, params};
+use rusqlite::params;
 
 use self::lexical::{LexDoc, LexicalIndex};
 pub use self::sql::fold;
@@ -37,7 +38,7 @@ const FILE_WRITER_MEMORY: usize = 32 << 20;
 
 pub struct EmbeddedStore {
     dir: PathBuf,
-    conn: Connection,
+    conns: pool::Pool,
     chunk_index: LexicalIndex,
     file_index: LexicalIndex,
     /// Held while this store may write: an exclusive lock on `dir/lock`.
@@ -53,12 +54,12 @@ impl EmbeddedStore {
     /// Open for reading (creating an empty index if there is none).
     pub fn open(dir: &Path) -> Result<EmbeddedStore> {
         std::fs::create_dir_all(dir)?;
-        let conn = sql::open(&dir.join("index.sqlite"))?;
+        let conns = pool::Pool::open(&dir.join("index.sqlite"))?;
         let chunk_index = LexicalIndex::open(&dir.join("lexical/chunks"))?;
         let file_index = LexicalIndex::open(&dir.join("lexical/files"))?;
         Ok(EmbeddedStore {
             dir: dir.to_path_buf(),
-            conn,
+            conns,
             chunk_index,
             file_index,
             lock: None,
@@ -103,14 +104,21 @@ impl EmbeddedStore {
         &self.dir
     }
 
+    /// A number that changes whenever a writer (of this process or another)
+    /// commits anything to this index: readers compare it to know when to
+    /// reopen.
+    pub fn data_version(&self) -> Result<u64> {
+        self.conns.data_version()
+    }
+
     /// Counts for status reports.
     pub fn stats(&self) -> Result<Stats> {
-        sql::stats(&self.conn)
+        sql::stats(&*self.conns.get()?)
     }
 
     /// The batch sequence number: it grows with every committed batch.
     pub fn batch_seq(&self) -> Result<u64> {
-        Ok(sql::get_meta(&self.conn, "batch_seq")?
+        Ok(sql::get_meta(&*self.conns.get()?, "batch_seq")?
             .and_then(|v| v.parse().ok())
             .unwrap_or(0))
     }
@@ -130,13 +138,15 @@ impl EmbeddedStore {
     /// Rewrite the tantivy documents of journaled paths from SQLite.
     fn recover(&mut self) -> Result<()> {
         let journaled: Vec<String> = {
-            let mut stmt = self.conn.prepare("SELECT path FROM journal")?;
+            let conn = self.conns.get()?;
+            let mut stmt = conn.prepare("SELECT path FROM journal")?;
             stmt.query_map([], |r| r.get(0))?
                 .collect::<std::result::Result<_, _>>()?
         };
-        let lexical_lost = self.chunk_index.num_docs() == 0 && sql::stats(&self.conn)?.chunks > 0;
+        let lexical_lost =
+            self.chunk_index.num_docs() == 0 && sql::stats(&*self.conns.get()?)?.chunks > 0;
         let paths: Vec<String> = if lexical_lost {
-            sql::files(&self.conn)?
+            sql::files(&*self.conns.get()?)?
                 .into_iter()
                 .map(|f| f.path)
                 .collect()
@@ -149,7 +159,7 @@ impl EmbeddedStore {
         for path in &paths {
             self.chunk_index.delete_path(path);
             self.file_index.delete_path(path);
-            let chunks = sql::chunks_of_file(&self.conn, path)?;
+            let chunks = sql::chunks_of_file(&*self.conns.get()?, path)?;
             let names = self.symbol_names(path)?;
             for c in &chunks {
                 self.chunk_index.add(&LexDoc {
@@ -161,7 +171,9 @@ impl EmbeddedStore {
                     doc: c.doc.as_deref().unwrap_or(""),
                 })?;
             }
-            if let (Some(text), Some(first)) = (sql::file_text(&self.conn, path)?, chunks.first()) {
+            if let (Some(text), Some(first)) =
+                (sql::file_text(&*self.conns.get()?, path)?, chunks.first())
+            {
                 self.file_index.add(&LexDoc {
                     chunk_id: 0,
                     path,
@@ -172,17 +184,16 @@ impl EmbeddedStore {
                 })?;
             }
         }
-        let seq = sql::get_meta(&self.conn, "batch_seq")?.unwrap_or_else(|| "0".into());
+        let seq = sql::get_meta(&*self.conns.get()?, "batch_seq")?.unwrap_or_else(|| "0".into());
         self.chunk_index.commit(&seq)?;
         self.file_index.commit(&seq)?;
-        self.conn.execute("DELETE FROM journal", [])?;
+        self.conns.get()?.execute("DELETE FROM journal", [])?;
         Ok(())
     }
 
     fn symbol_names(&self, path: &str) -> Result<String> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT qualname FROM symbols WHERE path = ?1")?;
+        let conn = self.conns.get()?;
+        let mut stmt = conn.prepare_cached("SELECT qualname FROM symbols WHERE path = ?1")?;
         let names: Vec<String> = stmt
             .query_map([path], |r| r.get(0))?
             .collect::<std::result::Result<_, _>>()?;
@@ -230,16 +241,16 @@ fn home_chunk(def: &Definition, chunks: &[Chunk]) -> Option<usize> {
 
 impl Store for EmbeddedStore {
     fn state(&self) -> Result<IndexState> {
-        sql::read_state(&self.conn)
+        sql::read_state(&*self.conns.get()?)
     }
 
     fn set_state(&mut self, state: &IndexState) -> Result<()> {
         self.writing()?;
-        sql::write_state(&self.conn, state)
+        sql::write_state(&*self.conns.get()?, state)
     }
 
     fn files(&self) -> Result<Vec<FileRecord>> {
-        sql::files(&self.conn)
+        sql::files(&*self.conns.get()?)
     }
 
     fn write_batch(&mut self, batch: Batch) -> Result<()> {
@@ -266,7 +277,8 @@ impl Store for EmbeddedStore {
         let seq: u64;
         let first_id: u64;
         {
-            let tx = self.conn.transaction()?;
+            let mut conn = self.conns.get()?;
+            let tx = conn.transaction()?;
             first_id = sql::get_meta(&tx, "next_chunk_id")?
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(1);
@@ -332,7 +344,8 @@ impl Store for EmbeddedStore {
         self.file_index.commit(&payload)?;
 
         // Step 3: SQLite, in one transaction.
-        let tx = self.conn.transaction()?;
+        let mut conn = self.conns.get()?;
+        let tx = conn.transaction()?;
         {
             let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
             let mut del_symbols = tx.prepare_cached("DELETE FROM symbols WHERE path = ?1")?;
@@ -452,12 +465,12 @@ impl Store for EmbeddedStore {
 
     fn finish(&mut self) -> Result<()> {
         self.writing()?;
-        self.conn.execute(
+        let conn = self.conns.get()?;
+        conn.execute(
             "DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)",
             [],
         )?;
-        self.conn
-            .pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
         Ok(())
     }
 
@@ -479,42 +492,43 @@ impl Store for EmbeddedStore {
     }
 
     fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>> {
-        sql::lookup_symbols(&self.conn, ident, limit, partial)
+        sql::lookup_symbols(&*self.conns.get()?, ident, limit, partial)
     }
 
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {
-        sql::chunks_by_id(&self.conn, ids)
+        sql::chunks_by_id(&*self.conns.get()?, ids)
     }
 
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>> {
-        sql::chunks_of_file(&self.conn, path)
+        sql::chunks_of_file(&*self.conns.get()?, path)
     }
 
     fn file_text(&self, path: &str) -> Result<Option<String>> {
-        sql::file_text(&self.conn, path)
+        sql::file_text(&*self.conns.get()?, path)
     }
 
     fn chunk_ids(&self) -> Result<Vec<u64>> {
-        let mut stmt = self.conn.prepare_cached("SELECT id FROM chunks")?;
+        let conn = self.conns.get()?;
+        let mut stmt = conn.prepare_cached("SELECT id FROM chunks")?;
         let rows = stmt.query_map([], |r| r.get::<_, i64>(0).map(|i| i as u64))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     fn all_chunks(&self) -> Result<Vec<StoredChunk>> {
-        sql::all_chunks(&self.conn)
+        sql::all_chunks(&*self.conns.get()?)
     }
 
     fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
-        sql::graph_facts(&self.conn, paths)
+        sql::graph_facts(&*self.conns.get()?, paths)
     }
 
     fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_graph::Edge]) -> Result<()> {
         self.writing()?;
-        sql::replace_edges(&mut self.conn, paths, edges)
+        sql::replace_edges(&mut *self.conns.get()?, paths, edges)
     }
 
     fn edges(&self) -> Result<Vec<ken_graph::Edge>> {
-        sql::edges(&self.conn)
+        sql::edges(&*self.conns.get()?)
     }
 
     fn set_ranks(
@@ -523,15 +537,15 @@ impl Store for EmbeddedStore {
         files: &[(String, f32)],
     ) -> Result<()> {
         self.writing()?;
-        sql::set_ranks(&mut self.conn, defs, files)
+        sql::set_ranks(&mut *self.conns.get()?, defs, files)
     }
 
     fn file_ranks(&self) -> Result<HashMap<String, f32>> {
-        sql::file_ranks(&self.conn)
+        sql::file_ranks(&*self.conns.get()?)
     }
 
     fn def_ranks(&self, path: &str) -> Result<Vec<(String, u32, f32)>> {
-        sql::def_ranks(&self.conn, path)
+        sql::def_ranks(&*self.conns.get()?, path)
     }
 
     fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>> {
@@ -567,16 +581,16 @@ impl Store for EmbeddedStore {
     }
 
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
-        sql::vector_keys_present(&self.conn, model, keys)
+        sql::vector_keys_present(&*self.conns.get()?, model, keys)
     }
 
     fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
-        sql::commit_stats(&self.conn)
+        sql::commit_stats(&*self.conns.get()?)
     }
 
     fn add_commits(&mut self, commits: &[crate::CommitRecord]) -> Result<usize> {
         self.writing()?;
-        sql::add_commits(&mut self.conn, commits)
+        sql::add_commits(&mut *self.conns.get()?, commits)
     }
 
     fn commits(
@@ -584,53 +598,52 @@ impl Store for EmbeddedStore {
         shas: &[String],
         with_files: bool,
     ) -> Result<HashMap<String, crate::CommitRecord>> {
-        sql::commits(&self.conn, shas, with_files)
+        sql::commits(&*self.conns.get()?, shas, with_files)
     }
 
     fn all_commits(&self) -> Result<Vec<crate::CommitRecord>> {
-        sql::all_commits(&self.conn)
+        sql::all_commits(&*self.conns.get()?)
     }
 
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
-        sql::search_commits(&self.conn, query, limit)
+        sql::search_commits(&*self.conns.get()?, query, limit)
     }
 
     fn commits_touching(&self, paths: &[String]) -> Result<Vec<(String, String)>> {
-        sql::commits_touching(&self.conn, paths)
+        sql::commits_touching(&*self.conns.get()?, paths)
     }
 
     fn blame_needed(&self, files: &[(String, String)]) -> Result<Vec<String>> {
-        sql::blame_needed(&self.conn, files)
+        sql::blame_needed(&*self.conns.get()?, files)
     }
 
     fn put_blame(&mut self, items: &[crate::FileBlameRecord]) -> Result<()> {
         self.writing()?;
-        sql::put_blame(&mut self.conn, items)
+        sql::put_blame(&mut *self.conns.get()?, items)
     }
 
     fn blame_of(&self, path: &str) -> Result<Vec<crate::BlameLines>> {
-        sql::blame_of(&self.conn, path)
+        sql::blame_of(&*self.conns.get()?, path)
     }
 
     fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
-        sql::paths_blamed_on(&self.conn, shas)
+        sql::paths_blamed_on(&*self.conns.get()?, shas)
     }
 
     fn vector_models(&self) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT DISTINCT model FROM vectors ORDER BY model")?;
+        let conn = self.conns.get()?;
+        let mut stmt = conn.prepare("SELECT DISTINCT model FROM vectors ORDER BY model")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     fn put_vectors(&mut self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()> {
         self.writing()?;
-        sql::put_vectors(&mut self.conn, model, items)
+        sql::put_vectors(&mut *self.conns.get()?, model, items)
     }
 
     fn get_vectors(&self, model: &str, keys: &[String]) -> Result<HashMap<String, Vec<f32>>> {
-        sql::get_vectors(&self.conn, model, keys)
+        sql::get_vectors(&*self.conns.get()?, model, keys)
     }
 
     fn write_vector_index(
@@ -649,6 +662,12 @@ impl Store for EmbeddedStore {
         let tmp = base.with_extension("json.tmp");
         std::fs::write(&tmp, json)?;
         std::fs::rename(tmp, base.with_extension("json"))?;
+        // a commit, so that readers watching `data_version` see the new index
+        sql::set_meta(
+            &*self.conns.get()?,
+            &format!("vectors:{model}"),
+            Some(&meta.built_at.to_string()),
+        )?;
         Ok(())
     }
 

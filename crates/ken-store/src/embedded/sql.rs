@@ -122,6 +122,13 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// Another connection to a database [`open`] has set up.
+pub(crate) fn open_more(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(conn)
+}
+
 pub(crate) fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn
         .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))

@@ -6,11 +6,19 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Kenning answers questions about codebases.
 ///
-/// Index a repository once (`ken index`), then search it (`ken search`).
-/// Indexes live under $KEN_HOME (default: the XDG data dir, e.g.
-/// ~/.local/share/ken), one per repository name.
+/// Index a repository once (`ken index`), then search it (`ken search`),
+/// ask it (`ken ask`), or serve it (`ken serve`, `ken mcp`). Indexes live
+/// under $KEN_HOME (default: the XDG data dir, e.g. ~/.local/share/ken),
+/// one per repository name.
 #[derive(Debug, Parser)]
-#[command(name = "ken", version, about, long_about, propagate_version = true)]
+#[command(
+    name = "ken",
+    version,
+    about,
+    long_about,
+    propagate_version = true,
+    after_help = "Exit codes: 0 success, 1 internal error, 2 bad input or not found, 3 index busy, 4 a service (model endpoint, remote) unavailable."
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -99,6 +107,79 @@ pub enum Command {
     /// Install or distil embedding models.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Serve the HTTP API, GitHub push webhooks and MCP over HTTP.
+    ///
+    /// Every route but /healthz and /hooks/* needs `Authorization: Bearer
+    /// TOKEN` (create one with `ken token create`). Binds 127.0.0.1:7878 by
+    /// default; another address needs at least one token. Index jobs
+    /// (POST /api/v1/repos/NAME/index, webhooks) run in the server, one at
+    /// a time; a stop (Ctrl-C, SIGTERM) finishes requests in flight and
+    /// leaves an interrupted job queued for the next start.
+    ///
+    /// Webhooks: set KEN_WEBHOOK_SECRET (or webhook_secret in config.toml)
+    /// and point GitHub's push webhook at /hooks/github. A push is matched to
+    /// an indexed repository by its full name, then its name; its commit is
+    /// fetched from where that repository was indexed from.
+    Serve(ServeArgs),
+    /// Serve MCP (Model Context Protocol) over stdio, for editors and agents.
+    ///
+    /// Register it in an MCP client as the command `ken mcp` (with
+    /// `--home DIR` if the indexes are elsewhere). Tools: search_code,
+    /// find_symbol, read_range, callers, impact, who_knows, ask,
+    /// repo_status, index_repository.
+    Mcp,
+    /// Create, list and revoke API tokens for `ken serve`.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Index jobs queued by the API and webhooks.
+    #[command(subcommand)]
+    Jobs(JobsCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub addr: String,
+    /// Do not run index jobs in this server (another process runs them).
+    #[arg(long)]
+    pub no_jobs: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token; it is printed once and stored only as a hash.
+    Create {
+        /// A repository it may see (repeatable), or '*' for all.
+        #[arg(long = "repo", value_name = "NAME", required = true)]
+        repos: Vec<String>,
+        /// read (search, ask, read), index (also queue index jobs) or admin.
+        #[arg(long, default_value = "read")]
+        scope: String,
+        /// A note on what it is for.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// List tokens (never the tokens themselves).
+    List,
+    /// Revoke a token by id.
+    Revoke {
+        /// The id `ken token create` or `ken token list` printed (tok_…).
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// The newest jobs.
+    List {
+        #[arg(short = 'n', long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// One job's state and progress.
+    Show { id: String },
+    /// Run the queued jobs in this process, then exit.
+    Run,
 }
 
 #[derive(Debug, Args)]

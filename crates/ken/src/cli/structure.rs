@@ -1,27 +1,15 @@
-use anyhow::{Result, bail};
-use ken_engine::graph::{Walk, structure};
-use ken_engine::{EngineError, Settings, home};
-use ken_store::EmbeddedStore;
-use serde_json::json;
+use anyhow::Result;
+use ken_engine::graph::Walk;
+use ken_engine::{Access, Engine};
 
-use crate::cli::StructureArgs;
+use super::args::StructureArgs;
 use crate::output::Output;
+use crate::wire;
 
-pub fn run(settings: Settings, a: StructureArgs, walk: Walk, out: &Output) -> Result<i32> {
-    let names: Vec<String> = a.repo.iter().cloned().collect();
-    let repos = home::select_repos(&settings.home, &names)?;
-    if repos.len() > 1 {
-        let list: Vec<&str> = repos.iter().map(|(n, _)| n.as_str()).collect();
-        bail!(EngineError::Usage(format!(
-            "several repositories are indexed; pick one with --repo ({})",
-            list.join(", ")
-        )));
-    }
-    let (repo, dir) = &repos[0];
-    let store = EmbeddedStore::open(dir)?;
-    let r = structure(&store, &a.symbol, walk)?;
+pub fn run(engine: &Engine, a: StructureArgs, walk: Walk, out: &Output) -> Result<i32> {
+    let (repo, r) = engine.structure(&a.symbol, a.repo.as_deref(), walk, &Access::All)?;
     if out.json {
-        out.print_json(&json!(r));
+        out.print(&wire::Structure::from_engine(&repo, &r));
         return Ok(0);
     }
     if r.candidates.is_empty() {

@@ -1,19 +1,29 @@
 use anyhow::Result;
-use ken_engine::Settings;
-use ken_engine::index::{IndexReport, IndexRequest, index};
-use serde_json::json;
+use ken_engine::Engine;
+use ken_engine::index::{IndexReport, IndexRequest};
 
-use crate::cli::IndexArgs;
+use super::args::IndexArgs;
 use crate::output::Output;
 use crate::progress::Bar;
+use crate::wire;
 
-pub fn run(mut settings: Settings, a: IndexArgs, out: &Output, quiet: bool) -> Result<i32> {
+pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i32> {
+    let mut settings = engine.settings().clone();
+    let changed = a.max_file_size.is_some() || a.threads.is_some();
     if let Some(m) = a.max_file_size {
         settings.max_file_bytes = m;
     }
     if let Some(t) = a.threads {
         settings.threads = t.max(1);
     }
+    // flags that change how files are read make an engine of their own
+    let own;
+    let engine = if changed {
+        own = Engine::new(settings);
+        &own
+    } else {
+        engine
+    };
     let req = IndexRequest {
         source: a.source,
         rev: a.rev,
@@ -21,9 +31,9 @@ pub fn run(mut settings: Settings, a: IndexArgs, out: &Output, quiet: bool) -> R
         no_embed: a.no_embed,
     };
     let bar = Bar::new(!quiet && !out.json);
-    let report = index(&settings, &req, &bar)?;
+    let report = engine.index(&req, &bar)?;
     if out.json {
-        out.print_json(&json!(report));
+        out.print(&wire::IndexRun::from(&report));
     } else if !quiet {
         print_summary(&report, out);
     }

@@ -1,23 +1,17 @@
-use anyhow::{Result, bail};
-use ken_engine::time::{format_date, parse_time};
-use ken_engine::who::{LogSearchRequest, log_search as search_log, now};
-use ken_engine::{EngineError, Settings, home, people as engine_people};
-use ken_store::EmbeddedStore;
-use serde_json::json;
+use anyhow::Result;
+use ken_engine::time::format_date;
+use ken_engine::who::LogSearchRequest;
+use ken_engine::{Access, Engine};
 
-use crate::cli::{LogSearchArgs, PeopleArgs, WhoArgs};
+use super::args::{LogSearchArgs, PeopleArgs, WhoArgs};
 use crate::output::Output;
+use crate::wire;
 
-pub fn who(settings: Settings, a: WhoArgs, out: &Output) -> Result<i32> {
+pub fn who(engine: &Engine, a: WhoArgs, out: &Output) -> Result<i32> {
     let query = a.query.join(" ");
-    if query.trim().is_empty() {
-        bail!(EngineError::Usage(
-            "give a topic, path or symbol, e.g. `ken who \"payment retries\"`".into()
-        ));
-    }
-    let r = ken_engine::who::who(&settings, &query, &a.repos, a.limit.max(1))?;
+    let r = engine.who(&query, &a.repos, a.limit, &Access::All)?;
     if out.json {
-        out.print_json(&json!(r));
+        out.print(&wire::Who::from(&r));
         return Ok(0);
     }
     if r.people.is_empty() {
@@ -60,21 +54,10 @@ pub fn who(settings: Settings, a: WhoArgs, out: &Output) -> Result<i32> {
     Ok(0)
 }
 
-pub fn people(settings: Settings, a: PeopleArgs, out: &Output) -> Result<i32> {
-    let mut all = Vec::new();
-    for (name, dir) in home::select_repos(&settings.home, &a.repos)? {
-        let store = EmbeddedStore::open(&dir)?;
-        let ids = engine_people::identities(&settings.home, &store)?;
-        for p in engine_people::people(&store, ids, a.bots)? {
-            all.push((name.clone(), p));
-        }
-    }
+pub fn people(engine: &Engine, a: PeopleArgs, out: &Output) -> Result<i32> {
+    let all = engine.people(&a.repos, a.bots, &Access::All)?;
     if out.json {
-        let people: Vec<_> = all
-            .iter()
-            .map(|(repo, p)| json!({"repo": repo, "person": p}))
-            .collect();
-        out.print_json(&json!({"people": people}));
+        out.print(&wire::People::from_engine(&all));
         return Ok(0);
     }
     for (repo, p) in &all {
@@ -100,26 +83,24 @@ pub fn people(settings: Settings, a: PeopleArgs, out: &Output) -> Result<i32> {
     Ok(0)
 }
 
-pub fn log_search(settings: Settings, a: LogSearchArgs, out: &Output) -> Result<i32> {
+pub fn log_search(engine: &Engine, a: LogSearchArgs, out: &Output) -> Result<i32> {
+    let now = super::now();
+    let time = |t: &Option<String>| {
+        t.as_deref()
+            .map(|t| ken_engine::time::parse_time(t, now))
+            .transpose()
+    };
     let req = LogSearchRequest {
         query: a.query.join(" "),
         repos: a.repos,
         limit: a.limit.max(1),
         author: a.author,
-        since: a
-            .since
-            .as_deref()
-            .map(|t| parse_time(t, now()))
-            .transpose()?,
-        until: a
-            .until
-            .as_deref()
-            .map(|t| parse_time(t, now()))
-            .transpose()?,
+        since: time(&a.since)?,
+        until: time(&a.until)?,
     };
-    let hits = search_log(&settings, &req)?;
+    let hits = engine.log_search(&req, &Access::All)?;
     if out.json {
-        out.print_json(&json!({"query": req.query, "results": hits}));
+        out.print(&wire::LogSearch::from_engine(&req.query, &hits));
         return Ok(0);
     }
     if hits.is_empty() {

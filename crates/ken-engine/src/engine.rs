@@ -1,0 +1,532 @@
+//! [`Engine`]: one long-lived handle that the command line, the HTTP API,
+//! the MCP server and webhook jobs all share.
+//!
+//! Built once from [`Settings`]; `Send + Sync`. It holds the open
+//! repositories (opened on first use, reopened when an indexer commits),
+//! the embedding model and the chat model (loaded on first use), and the
+//! home's token and job store. One method per capability; each takes an
+//! [`Access`] that says which repositories the caller may see — a
+//! repository outside it answers exactly as a missing one does.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use ken_embed::Embedder;
+use ken_llm::{ChatClient, ChatModel};
+use ken_store::{HomeStore, Store, SymbolTier};
+use serde::Serialize;
+
+use crate::ask::{AskObserver, AskRequest, AskResponse};
+use crate::graph::{StructureResult, Walk};
+use crate::index::{IndexReport, IndexRequest, Progress};
+use crate::people::PersonSummary;
+use crate::repo::OpenRepo;
+use crate::search::{SearchRequest, SearchResponse};
+use crate::status::RepoStatus;
+use crate::who::{LogHit, LogSearchRequest, WhoResponse};
+use crate::{EngineError, Result, Settings, home};
+
+/// Which repositories a caller may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    All,
+    /// Only these names.
+    Only(Vec<String>),
+}
+
+impl Access {
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            Access::All => true,
+            Access::Only(names) => names
+                .iter()
+                .any(|n| n == name || home::dir_name(n) == home::dir_name(name)),
+        }
+    }
+}
+
+/// A definition found by name.
+#[derive(Debug, Clone, Serialize)]
+pub struct SymbolHit {
+    pub repo: String,
+    pub path: String,
+    pub symbol: String,
+    pub name: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// `exact` (case and all) or `folded` (ignoring case and separators).
+    pub matched: String,
+    pub commit: Option<String>,
+}
+
+/// Lines of a file at the indexed commit.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRange {
+    pub repo: String,
+    pub path: String,
+    pub commit: Option<String>,
+    pub language: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Lines in the whole file.
+    pub total_lines: u32,
+    pub text: String,
+}
+
+/// Most lines one read returns.
+pub const MAX_READ_LINES: u32 = 2000;
+
+pub struct Engine {
+    settings: Settings,
+    /// Open repositories by index directory.
+    repos: Mutex<HashMap<PathBuf, Arc<OpenRepo>>>,
+    embedder: OnceLock<Result<Option<Arc<dyn Embedder>>>>,
+    chat: OnceLock<Result<Option<Arc<ChatClient>>>>,
+    home: OnceLock<Result<Arc<HomeStore>>>,
+    /// Wakes the job runner when a job is queued.
+    pub(crate) wake: (Mutex<u64>, Condvar),
+}
+
+impl Engine {
+    /// An engine over `settings.home`. Nothing is opened or loaded yet.
+    pub fn new(settings: Settings) -> Engine {
+        Engine {
+            settings,
+            repos: Mutex::new(HashMap::new()),
+            embedder: OnceLock::new(),
+            chat: OnceLock::new(),
+            home: OnceLock::new(),
+            wake: (Mutex::new(0), Condvar::new()),
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Load what the first request would otherwise wait for: the embedding
+    /// model, every repository and its vectors.
+    pub fn warm(&self) -> Result<()> {
+        let embedder = self.embedder()?;
+        for r in self.repos(&Access::All)? {
+            if let Some(e) = &embedder {
+                r.vectors(e.id())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The embedding model (None when embeddings are off), loaded once.
+    pub fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>> {
+        self.embedder
+            .get_or_init(|| {
+                crate::semantic::open_embedder(&self.settings.embedder)
+                    .map(|e| e.map(Arc::<dyn Embedder>::from))
+            })
+            .clone()
+    }
+
+    /// The configured chat model (None: answers are extractive), built once.
+    pub fn chat(&self) -> Result<Option<Arc<ChatClient>>> {
+        self.chat
+            .get_or_init(|| match &self.settings.llm {
+                None => Ok(None),
+                Some(cfg) => ChatClient::new(cfg.clone())
+                    .map(|c| Some(Arc::new(c)))
+                    .map_err(|e| EngineError::bad_input(e.to_string())),
+            })
+            .clone()
+    }
+
+    /// The home's token and job store, opened once.
+    pub fn home_store(&self) -> Result<Arc<HomeStore>> {
+        self.home
+            .get_or_init(|| {
+                HomeStore::open(&self.settings.home)
+                    .map(Arc::new)
+                    .map_err(EngineError::from)
+            })
+            .clone()
+    }
+
+    // --- repositories ---
+
+    /// Every repository the caller may see, open and current.
+    pub fn repos(&self, access: &Access) -> Result<Vec<Arc<OpenRepo>>> {
+        let dirs = home::index_dirs(&self.settings.home);
+        let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|dir, _| dirs.iter().any(|(_, d)| d == dir));
+        let mut out = Vec::with_capacity(dirs.len());
+        for (dir_name, dir) in dirs {
+            let repo = match open.get(&dir) {
+                Some(r) if r.is_current() => r.clone(),
+                _ => {
+                    let r = Arc::new(OpenRepo::open(&self.settings.home, &dir, &dir_name)?);
+                    open.insert(dir.clone(), r.clone());
+                    r
+                }
+            };
+            if access.allows(&repo.name) {
+                out.push(repo);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The named repositories (each must exist and be visible), or every
+    /// visible one when `names` is empty.
+    pub fn select(&self, names: &[String], access: &Access) -> Result<Vec<Arc<OpenRepo>>> {
+        let all = self.repos(access)?;
+        if all.is_empty() && names.is_empty() {
+            return Err(EngineError::not_found(format!(
+                "nothing is indexed under {} yet",
+                self.settings.home.display()
+            ))
+            .with_hint("run `ken index PATH` first"));
+        }
+        if names.is_empty() {
+            return Ok(all);
+        }
+        let mut out = Vec::new();
+        for n in names {
+            match all
+                .iter()
+                .find(|r| r.name == *n || home::dir_name(&r.name) == home::dir_name(n))
+            {
+                Some(r) => out.push(r.clone()),
+                None => {
+                    let known: Vec<&str> = all.iter().map(|r| r.name.as_str()).collect();
+                    return Err(EngineError::not_found(format!(
+                        "no repository named `{n}` is indexed"
+                    ))
+                    .with_hint(if known.is_empty() {
+                        "run `ken index PATH --name NAME` to index it".to_string()
+                    } else {
+                        format!("indexed: {}", known.join(", "))
+                    }));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One repository: the named one, or the only visible one.
+    pub fn one_repo(&self, name: Option<&str>, access: &Access) -> Result<Arc<OpenRepo>> {
+        let names: Vec<String> = name.iter().map(|n| n.to_string()).collect();
+        let mut repos = self.select(&names, access)?;
+        if repos.len() > 1 {
+            let list: Vec<&str> = repos.iter().map(|r| r.name.as_str()).collect();
+            return Err(
+                EngineError::bad_input("several repositories are indexed; this needs one")
+                    .with_hint(format!("pick one with --repo ({})", list.join(", "))),
+            );
+        }
+        Ok(repos.remove(0))
+    }
+
+    /// Forget open repositories so the next request reopens them.
+    pub fn refresh(&self) {
+        self.repos.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    // --- capabilities ---
+
+    pub fn search(&self, req: &SearchRequest, access: &Access) -> Result<SearchResponse> {
+        let repos = self.select(&req.filters.repos, access)?;
+        let embedder = match req.mode {
+            crate::search::Mode::Lexical => None,
+            _ => self.embedder()?,
+        };
+        crate::search::search_repos(&repos, req, &self.settings.rank, embedder.as_deref())
+    }
+
+    /// Answer a question; `observer` sees the steps and the streamed text.
+    pub fn ask(
+        &self,
+        req: &AskRequest,
+        access: &Access,
+        observer: &mut dyn AskObserver,
+    ) -> Result<AskResponse> {
+        if req.question.trim().is_empty() {
+            return Err(EngineError::bad_input("no question given")
+                .with_hint("ask something, e.g. \"how are sessions refreshed?\""));
+        }
+        let repos = self.select(&req.repos, access)?;
+        let embedder = self.embedder()?;
+        let chat: Option<Arc<ChatClient>> = match (&req.model, req.offline) {
+            (_, true) => None,
+            (Some(model), false) => {
+                let Some(cfg) = &self.settings.llm else {
+                    return Err(EngineError::bad_input(format!(
+                        "no chat endpoint is configured to run `{model}` on"
+                    ))
+                    .with_hint("set KEN_LLM_BASE_URL"));
+                };
+                let mut cfg = cfg.clone();
+                cfg.model = model.clone();
+                Some(Arc::new(
+                    ChatClient::new(cfg).map_err(|e| EngineError::bad_input(e.to_string()))?,
+                ))
+            }
+            (None, false) => self.chat()?,
+        };
+        let llm = chat.as_deref().map(|c| c as &dyn ChatModel);
+        crate::ask::ask_repos(
+            &self.settings,
+            &repos,
+            req,
+            llm,
+            embedder.as_deref(),
+            observer,
+        )
+    }
+
+    /// Who knows a topic, path or symbol.
+    pub fn who(
+        &self,
+        query: &str,
+        repos: &[String],
+        limit: usize,
+        access: &Access,
+    ) -> Result<WhoResponse> {
+        if query.trim().is_empty() {
+            return Err(EngineError::bad_input("nothing to look for")
+                .with_hint("give a topic, path or symbol, e.g. \"payment retries\""));
+        }
+        let repos = self.select(repos, access)?;
+        let embedder = self.embedder()?;
+        crate::who::who_repos(
+            &repos,
+            query,
+            limit.clamp(1, 100),
+            &self.settings.rank,
+            embedder.as_deref(),
+        )
+    }
+
+    /// People seen in the history of each repository.
+    pub fn people(
+        &self,
+        repos: &[String],
+        bots: bool,
+        access: &Access,
+    ) -> Result<Vec<(String, PersonSummary)>> {
+        let mut all = Vec::new();
+        for r in self.select(repos, access)? {
+            for p in crate::people::people(&r.store, r.ids.clone(), bots)? {
+                all.push((r.name.clone(), p));
+            }
+        }
+        Ok(all)
+    }
+
+    /// Commits by words in their messages and paths.
+    pub fn log_search(&self, req: &LogSearchRequest, access: &Access) -> Result<Vec<LogHit>> {
+        let repos = self.select(&req.repos, access)?;
+        let req = LogSearchRequest {
+            limit: req.limit.clamp(1, 1000),
+            ..req.clone()
+        };
+        crate::who::log_search_repos(&repos, &req)
+    }
+
+    /// Callers, callees or impact of a symbol in one repository.
+    pub fn structure(
+        &self,
+        symbol: &str,
+        repo: Option<&str>,
+        walk: Walk,
+        access: &Access,
+    ) -> Result<(String, StructureResult)> {
+        if symbol.trim().is_empty() {
+            return Err(EngineError::bad_input("no symbol given")
+                .with_hint("name one: `name`, `Class.method` or `path:name`"));
+        }
+        let walk = match walk {
+            Walk::Impact { max_depth } => Walk::Impact {
+                max_depth: max_depth.clamp(1, 50),
+            },
+            w => w,
+        };
+        let r = self.one_repo(repo, access)?;
+        let graph = r.graph()?;
+        Ok((r.name.clone(), graph.structure(symbol.trim(), walk)))
+    }
+
+    /// Definitions named `name` (case-exact first, then ignoring case and
+    /// separators), in every selected repository.
+    pub fn find_symbol(
+        &self,
+        name: &str,
+        repos: &[String],
+        limit: usize,
+        access: &Access,
+    ) -> Result<Vec<SymbolHit>> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(EngineError::bad_input("no symbol name given"));
+        }
+        let mut out = Vec::new();
+        for r in self.select(repos, access)? {
+            for m in r.store.lookup_symbols(name, limit.clamp(1, 200), false)? {
+                let matched = match m.tier {
+                    SymbolTier::Exact => "exact",
+                    SymbolTier::ExactFolded => "folded",
+                    _ => continue,
+                };
+                out.push(SymbolHit {
+                    repo: r.name.clone(),
+                    path: m.path,
+                    symbol: m.qualname,
+                    name: m.name,
+                    kind: m.kind.name().to_string(),
+                    start_line: m.start_line,
+                    end_line: m.end_line,
+                    matched: matched.to_string(),
+                    commit: r.state.commit.clone(),
+                });
+            }
+        }
+        out.sort_by_key(|h| (h.matched != "exact", crate::search::is_test_path(&h.path)));
+        out.truncate(limit.clamp(1, 200));
+        Ok(out)
+    }
+
+    /// What is indexed, at which commit, and how much is embedded.
+    pub fn status(&self, names: &[String], access: &Access) -> Result<Vec<RepoStatus>> {
+        let repos = if names.is_empty() {
+            self.repos(access)?
+        } else {
+            self.select(names, access)?
+        };
+        crate::status::status_repos(&repos, self.settings.embed_text)
+    }
+
+    /// Lines `start..=end` (1-based; None: from the first / to the last) of
+    /// a file at the indexed commit, at most [`MAX_READ_LINES`].
+    pub fn read_range(
+        &self,
+        repo: &str,
+        path: &str,
+        start: Option<u32>,
+        end: Option<u32>,
+        access: &Access,
+    ) -> Result<FileRange> {
+        let r = self.one_repo(Some(repo), access)?;
+        let path = path.trim().trim_start_matches("./");
+        let Some(text) = r.store.file_text(path)? else {
+            return Err(EngineError::not_found(format!(
+                "{path} is not indexed in {}",
+                r.name
+            ))
+            .with_hint("paths are relative to the repository root; skipped files (binary, too large) have no text"));
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let total = lines.len() as u32;
+        let start = start.unwrap_or(1).max(1);
+        if total > 0 && start > total {
+            return Err(EngineError::bad_input(format!(
+                "{path} has {total} lines; line {start} is past its end"
+            )));
+        }
+        let end = end
+            .unwrap_or(total)
+            .min(total)
+            .min(start.saturating_add(MAX_READ_LINES - 1));
+        if end < start && total > 0 {
+            return Err(EngineError::bad_input(format!(
+                "the range {start}-{end} is empty: the end comes before the start"
+            )));
+        }
+        let text = if total == 0 {
+            String::new()
+        } else {
+            lines[(start - 1) as usize..end as usize].join("\n")
+        };
+        let language = ken_core::Language::from_path(path).name().to_string();
+        Ok(FileRange {
+            repo: r.name.clone(),
+            path: path.to_string(),
+            commit: r.state.commit.clone(),
+            language,
+            start_line: start,
+            end_line: end.max(start.min(total)),
+            total_lines: total,
+            text,
+        })
+    }
+
+    /// Index (or bring up to date) a repository, in this thread.
+    pub fn index(&self, req: &IndexRequest, progress: &dyn Progress) -> Result<IndexReport> {
+        let embedder = if req.no_embed { None } else { self.embedder()? };
+        let report = crate::index::index(&self.settings, req, progress, embedder.as_deref())?;
+        Ok(report)
+    }
+
+    /// Embeddings of texts, as documents or as queries.
+    pub fn embed(&self, texts: &[&str], as_query: bool) -> Result<(String, usize, Vec<Vec<f32>>)> {
+        let Some(e) = self.embedder()? else {
+            return Err(EngineError::unavailable("no embedding model").with_hint(
+                "run `ken model install`, or set KEN_EMBED_MODEL_DIR or KEN_EMBED_BASE_URL",
+            ));
+        };
+        let vectors = if as_query {
+            texts
+                .iter()
+                .map(|t| e.embed_query(t))
+                .collect::<std::result::Result<Vec<_>, _>>()
+        } else {
+            e.embed_documents(texts)
+        }
+        .map_err(EngineError::from_embed)?;
+        Ok((e.id().to_string(), e.dim(), vectors))
+    }
+
+    /// Retrieval metrics on a query set (see [`crate::eval`]).
+    pub fn eval(
+        &self,
+        opts: &crate::eval::EvalOptions,
+        log: &dyn Fn(&str),
+    ) -> Result<crate::eval::EvalReport> {
+        let embedder = match opts.mode {
+            crate::eval::EvalMode::Search(crate::search::Mode::Lexical)
+            | crate::eval::EvalMode::Baseline => None,
+            _ => self.embedder()?,
+        };
+        crate::eval::eval(&self.settings, opts, log, embedder.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn the_engine_can_be_shared_between_threads() {
+        assert_send_sync::<Engine>();
+        assert_send_sync::<OpenRepo>();
+    }
+
+    #[test]
+    fn access_matches_names_as_directories_do() {
+        let a = Access::Only(vec!["pallets/flask".into()]);
+        assert!(a.allows("pallets/flask"));
+        assert!(!a.allows("flask"));
+        assert!(!a.allows("cobra"));
+        assert!(Access::All.allows("anything"));
+    }
+
+    #[test]
+    fn an_empty_home_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Engine::new(Settings::new(dir.path().to_path_buf()));
+        let err = e.select(&[], &Access::All).err().unwrap();
+        assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+        assert!(err.hint().unwrap().contains("ken index"));
+        assert!(e.status(&[], &Access::All).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,465 @@
+//! Index jobs: queued by the API, MCP or a push webhook, persisted in the
+//! home's store (a restart resumes queued and interrupted jobs), run one
+//! at a time by [`Engine::run_jobs`] with their progress recorded.
+//!
+//! A job indexes a repository from the source it was indexed from (its
+//! path or URL, set by the operator); a push only says which commit.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use ken_store::{HomeStore, JobRecord, JobState, NewJob};
+use serde::Serialize;
+
+use crate::engine::Access;
+use crate::index::{IndexReport, IndexRequest, Progress};
+use crate::semantic::EmbedProgress;
+use crate::tokens::{Principal, Scope, random_hex};
+use crate::{Engine, EngineError, ErrorKind, Result};
+
+/// A running job's runner is presumed dead after this long without a heartbeat.
+const STALE_SECS: i64 = 60;
+const HEARTBEAT: Duration = Duration::from_secs(5);
+/// A job that found its index busy this many times fails.
+const MAX_ATTEMPTS: u32 = 20;
+
+/// A job as callers see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub id: String,
+    pub kind: String,
+    pub repo: String,
+    pub rev: Option<String>,
+    /// `cli`, `api`, `mcp` or `webhook`.
+    pub origin: String,
+    pub state: JobState,
+    pub progress: Option<serde_json::Value>,
+    /// What the run did (the index report) once done.
+    pub result: Option<serde_json::Value>,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+impl From<JobRecord> for Job {
+    fn from(j: JobRecord) -> Job {
+        let json = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok());
+        Job {
+            id: j.id,
+            kind: j.kind,
+            repo: j.repo,
+            rev: j.rev,
+            origin: j.origin,
+            state: j.state,
+            progress: json(j.progress),
+            result: json(j.result),
+            error: j.error,
+            attempts: j.attempts,
+            created_at: j.created_at,
+            started_at: j.started_at,
+            finished_at: j.finished_at,
+        }
+    }
+}
+
+/// An index job to queue.
+#[derive(Debug, Clone, Default)]
+pub struct IndexJob {
+    pub repo: String,
+    /// A clone URL for a repository not indexed yet (None: the source the
+    /// repository was indexed from).
+    pub source: Option<String>,
+    pub rev: Option<String>,
+    pub origin: String,
+    pub dedupe: Option<String>,
+}
+
+/// A push as a webhook reports it.
+#[derive(Debug, Clone, Default)]
+pub struct Push {
+    /// `owner/name`.
+    pub full_name: Option<String>,
+    pub name: Option<String>,
+    /// `refs/heads/main`.
+    pub git_ref: String,
+    /// The pushed commit.
+    pub after: String,
+    pub default_branch: Option<String>,
+    /// The delivery's id (`X-GitHub-Delivery`), for redeliveries.
+    pub delivery: Option<String>,
+}
+
+/// What a push led to.
+#[derive(Debug, Clone)]
+pub enum PushOutcome {
+    /// A job (new, or the one an earlier delivery of the same push or
+    /// commit queued).
+    Queued { job: Box<Job>, new: bool },
+    /// Nothing to do, and why.
+    Ignored(String),
+}
+
+impl Engine {
+    /// Queue an index job (scope `index`).
+    pub fn enqueue_index(&self, job: IndexJob, who: &Principal) -> Result<(Job, bool)> {
+        who.require(Scope::Index)?;
+        let name = job.repo.trim();
+        if name.is_empty() {
+            return Err(EngineError::bad_input(
+                "an index job needs a repository name",
+            ));
+        }
+        if !who.access.allows(name) {
+            return Err(self.missing_repo(name));
+        }
+        if let Some(src) = &job.source {
+            if !ken_source::is_url(src) && who.token.is_some() {
+                return Err(EngineError::bad_input(
+                    "a source given remotely must be a clone URL (https:// or ssh://)",
+                )
+                .with_hint("local paths can be indexed from the command line: `ken index PATH`"));
+            }
+            if ken_source::is_url(src) {
+                ken_source::check_remote(
+                    src,
+                    ken_source::RemotePolicy {
+                        allow_private: self.settings().allow_private_urls,
+                    },
+                )?;
+            }
+        } else {
+            // re-indexing: the repository must exist (and be visible)
+            self.one_repo(Some(name), &who.access)?;
+        }
+        let home = self.home_store()?;
+        let (record, new) = home.enqueue(
+            &NewJob {
+                id: format!("job_{}", random_hex(8)?),
+                kind: "index".into(),
+                repo: name.to_string(),
+                source: job.source,
+                rev: job.rev.filter(|r| !r.trim().is_empty()),
+                dedupe: job.dedupe,
+                origin: job.origin,
+            },
+            crate::who::now(),
+        )?;
+        if new {
+            self.notify_jobs();
+        }
+        Ok((record.into(), new))
+    }
+
+    /// A job by id (one of a repository the caller cannot see is not found).
+    pub fn job(&self, id: &str, access: &Access) -> Result<Job> {
+        match self.home_store()?.job(id)? {
+            Some(j) if access.allows(&j.repo) => Ok(j.into()),
+            _ => Err(EngineError::not_found(format!("no job `{id}`"))),
+        }
+    }
+
+    /// The newest jobs the caller may see.
+    pub fn jobs(&self, limit: usize, access: &Access) -> Result<Vec<Job>> {
+        Ok(self
+            .home_store()?
+            .jobs(limit.clamp(1, 1000))?
+            .into_iter()
+            .filter(|j| access.allows(&j.repo))
+            .map(Job::from)
+            .collect())
+    }
+
+    /// Run queued jobs until `stop` is set. Jobs interrupted by a stop go
+    /// back to the queue; the next runner (after a restart) resumes them.
+    pub fn run_jobs(&self, stop: &AtomicBool) -> Result<()> {
+        let home = self.home_store()?;
+        while !stop.load(Ordering::Relaxed) {
+            home.requeue_stale(crate::who::now() - STALE_SECS)?;
+            match home.claim(crate::who::now())? {
+                Some(job) => self.execute(&home, job, stop)?,
+                None => self.wait_for_jobs(Duration::from_millis(500)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the queued jobs there are now, then return (for tests and `ken jobs run`).
+    pub fn run_queued_jobs(&self) -> Result<usize> {
+        let home = self.home_store()?;
+        let stop = AtomicBool::new(false);
+        let mut n = 0;
+        while let Some(job) = home.claim(crate::who::now())? {
+            self.execute(&home, job, &stop)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// What to do with a push: match it to an indexed repository, check
+    /// the branch, and queue one job per commit.
+    pub fn push(&self, push: &Push) -> Result<PushOutcome> {
+        let home = self.home_store()?;
+        if let Some(d) = &push.delivery
+            && let Some(earlier) = home.seen_delivery(d, crate::who::now())?
+        {
+            return Ok(match earlier.and_then(|id| home.job(&id).ok().flatten()) {
+                Some(j) => PushOutcome::Queued {
+                    job: Box::new(j.into()),
+                    new: false,
+                },
+                None => PushOutcome::Ignored(format!("delivery {d} was already handled")),
+            });
+        }
+        let repos = self.repos(&Access::All)?;
+        let repo = push
+            .full_name
+            .as_deref()
+            .and_then(|f| repos.iter().find(|r| r.name == f))
+            .or_else(|| {
+                push.name
+                    .as_deref()
+                    .and_then(|n| repos.iter().find(|r| r.name == n))
+            });
+        let Some(repo) = repo else {
+            return Ok(PushOutcome::Ignored(format!(
+                "no indexed repository is named {}",
+                push.full_name
+                    .as_deref()
+                    .or(push.name.as_deref())
+                    .unwrap_or("(unnamed)")
+            )));
+        };
+        let Some(branch) = push.git_ref.strip_prefix("refs/heads/") else {
+            return Ok(PushOutcome::Ignored(format!(
+                "{} is not a branch",
+                push.git_ref
+            )));
+        };
+        let allowed = self.branches_for(&repo.name, push.default_branch.as_deref());
+        if !allowed.iter().any(|b| b == branch) {
+            return Ok(PushOutcome::Ignored(format!(
+                "branch {branch} is not indexed for {} (indexed: {})",
+                repo.name,
+                allowed.join(", ")
+            )));
+        }
+        let after = push.after.trim();
+        if after.chars().all(|c| c == '0') {
+            return Ok(PushOutcome::Ignored(format!("branch {branch} was deleted")));
+        }
+        if !(after.len() == 40 || after.len() == 64)
+            || !after.chars().all(|c| c.is_ascii_hexdigit())
+        {
+            return Err(EngineError::bad_input(format!(
+                "`after` is not a commit id: {after:?}"
+            )));
+        }
+        let (job, new) = self.enqueue_index(
+            IndexJob {
+                repo: repo.name.clone(),
+                source: None,
+                rev: Some(after.to_ascii_lowercase()),
+                origin: "webhook".into(),
+                dedupe: Some(format!("{}@{}", repo.name, after.to_ascii_lowercase())),
+            },
+            &Principal::local(),
+        )?;
+        if let Some(d) = &push.delivery {
+            home.set_delivery_job(d, &job.id)?;
+        }
+        Ok(PushOutcome::Queued {
+            job: Box::new(job),
+            new,
+        })
+    }
+
+    /// The branches whose pushes are indexed for a repository: its own
+    /// setting, else the global one, else the repository's default branch.
+    fn branches_for(&self, repo: &str, default_branch: Option<&str>) -> Vec<String> {
+        let s = self.settings();
+        if let Some(b) = s.repo_branches.get(repo) {
+            return b.clone();
+        }
+        if !s.webhook_branches.is_empty() {
+            return s.webhook_branches.clone();
+        }
+        match default_branch {
+            Some(b) if !b.is_empty() => vec![b.to_string()],
+            _ => vec!["main".into(), "master".into()],
+        }
+    }
+
+    fn missing_repo(&self, name: &str) -> EngineError {
+        EngineError::not_found(format!("no repository named `{name}` is indexed"))
+    }
+
+    fn notify_jobs(&self) {
+        let (lock, cv) = &self.wake;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        cv.notify_all();
+    }
+
+    fn wait_for_jobs(&self, at_most: Duration) {
+        let (lock, cv) = &self.wake;
+        let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = *guard;
+        let _ = cv.wait_timeout_while(guard, at_most, |n| *n == seen);
+    }
+
+    /// Run one claimed job to its end (or back to the queue on a stop).
+    fn execute(&self, home: &HomeStore, job: JobRecord, stop: &AtomicBool) -> Result<()> {
+        let done = AtomicBool::new(false);
+        let progress = JobProgress::new(home, &job.id, stop);
+        let outcome = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut last = Instant::now();
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if last.elapsed() >= HEARTBEAT {
+                        progress.write(true);
+                        last = Instant::now();
+                    }
+                }
+            });
+            let r = self.run_index_job(&job, &progress);
+            done.store(true, Ordering::Relaxed);
+            r
+        });
+        let now = crate::who::now();
+        match outcome {
+            Ok(report) => {
+                let result = serde_json::to_string(&report).ok();
+                home.finish(&job.id, JobState::Done, result.as_deref(), None, now)?;
+            }
+            Err(_) if stop.load(Ordering::Relaxed) => home.requeue(&job.id)?,
+            Err(e) if e.kind() == ErrorKind::Busy && job.attempts < MAX_ATTEMPTS => {
+                home.requeue(&job.id)?;
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Err(e) => {
+                let msg = match e.hint() {
+                    Some(h) => format!("{e} ({h})"),
+                    None => e.to_string(),
+                };
+                home.finish(&job.id, JobState::Failed, None, Some(&msg), now)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn run_index_job(&self, job: &JobRecord, progress: &JobProgress) -> Result<IndexReport> {
+        let source = match &job.source {
+            Some(s) => s.clone(),
+            None => {
+                let repo = self.one_repo(Some(&job.repo), &Access::All)?;
+                repo.state.source.clone().ok_or_else(|| {
+                    EngineError::unavailable(format!(
+                        "{} has no recorded source to index from",
+                        job.repo
+                    ))
+                    .with_hint("index it once from the command line: `ken index PATH|URL`")
+                })?
+            }
+        };
+        self.index(
+            &IndexRequest {
+                source,
+                rev: job.rev.clone(),
+                name: Some(job.repo.clone()),
+                no_embed: false,
+            },
+            progress,
+        )
+    }
+}
+
+/// Progress of a running job, written to the store at most twice a second.
+struct JobProgress<'a> {
+    home: &'a HomeStore,
+    id: &'a str,
+    stop: &'a AtomicBool,
+    state: Mutex<ProgressState>,
+}
+
+struct ProgressState {
+    phase: &'static str,
+    done: u64,
+    total: u64,
+    written: Option<Instant>,
+}
+
+impl<'a> JobProgress<'a> {
+    fn new(home: &'a HomeStore, id: &'a str, stop: &'a AtomicBool) -> JobProgress<'a> {
+        JobProgress {
+            home,
+            id,
+            stop,
+            state: Mutex::new(ProgressState {
+                phase: "starting",
+                done: 0,
+                total: 0,
+                written: None,
+            }),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ProgressState)) {
+        {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            f(&mut s);
+        }
+        self.write(false);
+    }
+
+    /// Write the progress (also a heartbeat); unless `force`, at most
+    /// every 500 ms.
+    fn write(&self, force: bool) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !force
+            && s.written
+                .is_some_and(|t| t.elapsed() < Duration::from_millis(500))
+        {
+            return;
+        }
+        s.written = Some(Instant::now());
+        let mut v = BTreeMap::new();
+        v.insert("phase", serde_json::json!(s.phase));
+        v.insert("done", serde_json::json!(s.done));
+        v.insert("total", serde_json::json!(s.total));
+        let text = serde_json::to_string(&v).unwrap_or_default();
+        let _ = self.home.set_progress(self.id, &text, crate::who::now());
+    }
+}
+
+impl Progress for JobProgress<'_> {
+    fn begin(&self, files: u64, _bytes: u64) {
+        self.update(|s| {
+            s.phase = "files";
+            s.total = files;
+            s.done = 0;
+        });
+    }
+    fn advance(&self, files: u64, _bytes: u64, _chunks: u64) {
+        self.update(|s| s.done = files);
+    }
+}
+
+impl EmbedProgress for JobProgress<'_> {
+    fn embed_begin(&self, todo: u64, _cached: u64) {
+        self.update(|s| {
+            s.phase = "embedding";
+            s.total = todo;
+            s.done = 0;
+        });
+    }
+    fn embed_advance(&self, done: u64) {
+        self.update(|s| s.done = done);
+    }
+    fn cancelled(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}

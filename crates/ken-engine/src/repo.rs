@@ -1,0 +1,111 @@
+//! An open repository: its store, opened once for reading, with what every
+//! query of it needs loaded once too (identities, the vector index of the
+//! engine's model, the code graph). The engine keeps one per repository
+//! and replaces it when a writer commits (see [`OpenRepo::is_current`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use ken_source::Identities;
+use ken_store::{EmbeddedStore, IndexState, Store};
+
+use crate::graph::{LoadedGraph, load_graph};
+use crate::semantic::{self, Coverage, EmbedText, VectorView};
+use crate::{Result, people};
+
+/// How often an open repository asks its store whether a writer committed.
+const CHECK_EVERY: Duration = Duration::from_millis(200);
+
+pub struct OpenRepo {
+    pub name: String,
+    pub dir: PathBuf,
+    pub store: EmbeddedStore,
+    /// The index state when it was opened.
+    pub state: IndexState,
+    /// Identities: `.mailmap`, `$KEN_HOME/identities.toml`, the repository's own.
+    pub ids: Identities,
+    /// The store's data version when it was opened.
+    version: u64,
+    opened: Instant,
+    /// Milliseconds after `opened` of the last version check.
+    checked_ms: AtomicU64,
+    vectors: Mutex<HashMap<String, Option<Arc<VectorView>>>>,
+    graph: OnceLock<Arc<LoadedGraph>>,
+    coverage: OnceLock<Vec<Coverage>>,
+}
+
+impl OpenRepo {
+    /// Open the index in `dir` for reading; `fallback_name` names it when
+    /// its state does not (an index whose first run has not finished).
+    pub fn open(home: &Path, dir: &Path, fallback_name: &str) -> Result<OpenRepo> {
+        let store = EmbeddedStore::open(dir)?;
+        // read the version first: a commit after this point makes us stale
+        let version = store.data_version()?;
+        let state = store.state()?;
+        let ids = people::identities(home, &store)?;
+        Ok(OpenRepo {
+            name: state.name.clone().unwrap_or_else(|| fallback_name.into()),
+            dir: dir.to_path_buf(),
+            store,
+            state,
+            ids,
+            version,
+            opened: Instant::now(),
+            checked_ms: AtomicU64::new(0),
+            vectors: Mutex::new(HashMap::new()),
+            graph: OnceLock::new(),
+            coverage: OnceLock::new(),
+        })
+    }
+
+    /// False once a writer has committed since this was opened (checked at
+    /// most every 200 ms; errors count as stale so the caller reopens).
+    pub fn is_current(&self) -> bool {
+        let now = self.opened.elapsed().as_millis() as u64;
+        let last = self.checked_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < CHECK_EVERY.as_millis() as u64 && last != 0 {
+            return true;
+        }
+        self.checked_ms.store(now.max(1), Ordering::Relaxed);
+        matches!(self.store.data_version(), Ok(v) if v == self.version)
+    }
+
+    /// The time searches of this repository count ages from: its indexed
+    /// commit's time (so results do not change as the clock moves).
+    pub fn now(&self) -> i64 {
+        self.state.commit_time.unwrap_or_else(crate::who::now)
+    }
+
+    /// The vector index of `model` (None: nothing embedded with it yet).
+    pub fn vectors(&self, model: &str) -> Result<Option<Arc<VectorView>>> {
+        let mut cache = self.vectors.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = cache.get(model) {
+            return Ok(v.clone());
+        }
+        let view = semantic::load_vectors(&self.store, model)?.map(Arc::new);
+        cache.insert(model.to_string(), view.clone());
+        Ok(view)
+    }
+
+    /// Embedding coverage of every model with vectors (computed once: it
+    /// reads every chunk).
+    pub fn coverage(&self, variant: EmbedText) -> Result<Vec<Coverage>> {
+        if let Some(c) = self.coverage.get() {
+            return Ok(c.clone());
+        }
+        let c = semantic::coverage(&self.store, variant)?;
+        Ok(self.coverage.get_or_init(|| c).clone())
+    }
+
+    /// The code graph, loaded on first use.
+    pub fn graph(&self) -> Result<Arc<LoadedGraph>> {
+        if let Some(g) = self.graph.get() {
+            return Ok(g.clone());
+        }
+        let g = Arc::new(load_graph(&self.store)?);
+        Ok(self.graph.get_or_init(|| g).clone())
+    }
+}

@@ -1,0 +1,249 @@
+//! API tokens: created with a scope and the repositories they may see,
+//! shown once, kept only as a SHA-256 hash (a token is 256 random bits, so
+//! a fast hash is enough: there is nothing to guess).
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::engine::Access;
+use crate::{Engine, EngineError, Result};
+
+/// What a token may do; each scope includes the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Search, ask, read files, status.
+    Read,
+    /// Also queue index jobs.
+    Index,
+    /// Everything, on every repository given.
+    Admin,
+}
+
+impl Scope {
+    pub fn parse(s: &str) -> Result<Scope> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "read" => Ok(Scope::Read),
+            "index" => Ok(Scope::Index),
+            "admin" => Ok(Scope::Admin),
+            other => Err(EngineError::bad_input(format!(
+                "unknown scope `{other}`: use read, index or admin"
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Index => "index",
+            Scope::Admin => "admin",
+        }
+    }
+}
+
+/// Who is calling: a token's scope and repositories. The command line and
+/// `ken mcp` over stdio act as the local user, with every right.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's id (None: the local user).
+    pub token: Option<String>,
+    pub scope: Scope,
+    pub access: Access,
+}
+
+impl Principal {
+    pub fn local() -> Principal {
+        Principal {
+            token: None,
+            scope: Scope::Admin,
+            access: Access::All,
+        }
+    }
+
+    /// Refuse unless the principal has `scope`.
+    pub fn require(&self, scope: Scope) -> Result<()> {
+        if self.scope >= scope {
+            Ok(())
+        } else {
+            Err(EngineError::new(
+                crate::ErrorKind::Forbidden,
+                format!(
+                    "this token's scope is `{}`; this needs `{}`",
+                    self.scope.name(),
+                    scope.name()
+                ),
+            ))
+        }
+    }
+}
+
+/// A token as listed: never the token itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenInfo {
+    pub id: String,
+    pub scope: String,
+    pub repos: Vec<String>,
+    pub label: Option<String>,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+}
+
+/// A new token: shown once.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewToken {
+    pub token: String,
+    pub id: String,
+}
+
+/// Hex SHA-256 of a token.
+pub fn hash_token(token: &str) -> String {
+    hex(&Sha256::digest(token.as_bytes()))
+}
+
+/// `n` random bytes in hex.
+pub fn random_hex(n: usize) -> Result<String> {
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| EngineError::internal(format!("no randomness: {e}")))?;
+    Ok(hex(&bytes))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Engine {
+    /// Create a token for `repos` (`*`: all) with `scope`.
+    pub fn create_token(
+        &self,
+        repos: &[String],
+        scope: Scope,
+        label: Option<String>,
+    ) -> Result<NewToken> {
+        let repos: Vec<String> = repos
+            .iter()
+            .map(|r| r.trim().to_string())
+            .filter(|r| !r.is_empty())
+            .collect();
+        if repos.is_empty() {
+            return Err(EngineError::bad_input("a token needs repositories")
+                .with_hint("give --repo NAME (repeatable) or --repo '*' for all"));
+        }
+        let token = format!("ken_{}", random_hex(32)?);
+        let id = format!("tok_{}", random_hex(6)?);
+        self.home_store()?.add_token(&ken_store::TokenRecord {
+            id: id.clone(),
+            hash: hash_token(&token),
+            scope: scope.name().to_string(),
+            repos,
+            label,
+            created_at: crate::who::now(),
+            revoked_at: None,
+            last_used_at: None,
+        })?;
+        Ok(NewToken { token, id })
+    }
+
+    pub fn list_tokens(&self) -> Result<Vec<TokenInfo>> {
+        Ok(self
+            .home_store()?
+            .tokens()?
+            .into_iter()
+            .map(|t| TokenInfo {
+                id: t.id,
+                scope: t.scope,
+                repos: t.repos,
+                label: t.label,
+                created_at: t.created_at,
+                revoked_at: t.revoked_at,
+                last_used_at: t.last_used_at,
+            })
+            .collect())
+    }
+
+    pub fn revoke_token(&self, id: &str) -> Result<()> {
+        if self.home_store()?.revoke_token(id, crate::who::now())? {
+            Ok(())
+        } else {
+            Err(
+                EngineError::not_found(format!("no active token with id `{id}`"))
+                    .with_hint("see `ken token list`"),
+            )
+        }
+    }
+
+    /// Tokens that are not revoked.
+    pub fn active_tokens(&self) -> Result<u64> {
+        Ok(self.home_store()?.active_tokens()?)
+    }
+
+    /// The principal a bearer token stands for (None: unknown or revoked).
+    pub fn authenticate(&self, token: &str) -> Result<Option<Principal>> {
+        let token = token.trim();
+        if token.is_empty() || token.len() > 200 {
+            return Ok(None);
+        }
+        let home = self.home_store()?;
+        let Some(t) = home.token_by_hash(&hash_token(token))? else {
+            return Ok(None);
+        };
+        if t.revoked_at.is_some() {
+            return Ok(None);
+        }
+        let _ = home.touch_token(&t.id, crate::who::now());
+        let access = if t.repos.iter().any(|r| r == "*") {
+            Access::All
+        } else {
+            Access::Only(t.repos.clone())
+        };
+        Ok(Some(Principal {
+            token: Some(t.id),
+            scope: Scope::parse(&t.scope)?,
+            access,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Settings;
+
+    #[test]
+    fn tokens_are_kept_as_hashes_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Engine::new(Settings::new(dir.path().to_path_buf()));
+        let t = e
+            .create_token(&["flask".into()], Scope::Read, None)
+            .unwrap();
+        assert!(t.token.starts_with("ken_") && t.token.len() == 68);
+        let db = std::fs::read(dir.path().join("server.sqlite")).unwrap();
+        let needle = t.token.as_bytes();
+        assert!(
+            !db.windows(needle.len()).any(|w| w == needle),
+            "the token itself is not stored"
+        );
+        let p = e.authenticate(&t.token).unwrap().unwrap();
+        assert_eq!(p.scope, Scope::Read);
+        assert_eq!(p.access, Access::Only(vec!["flask".into()]));
+        assert!(p.require(Scope::Read).is_ok());
+        assert_eq!(
+            p.require(Scope::Index).unwrap_err().kind(),
+            crate::ErrorKind::Forbidden
+        );
+        assert!(e.authenticate("ken_wrong").unwrap().is_none());
+        e.revoke_token(&t.id).unwrap();
+        assert!(e.authenticate(&t.token).unwrap().is_none());
+        assert_eq!(
+            e.revoke_token(&t.id).unwrap_err().kind(),
+            crate::ErrorKind::NotFound
+        );
+        let all = e.create_token(&["*".into()], Scope::Admin, None).unwrap();
+        assert_eq!(
+            e.authenticate(&all.token).unwrap().unwrap().access,
+            Access::All
+        );
+        assert!(e.create_token(&[], Scope::Read, None).is_err());
+    }
+}

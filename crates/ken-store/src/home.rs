@@ -1,0 +1,510 @@
+//! What a home holds beside the indexes (`$KEN_HOME/server.sqlite`): API
+//! tokens (hashes only), the queue of index jobs, and the webhook
+//! deliveries already seen. Shared by every process using the home: the
+//! CLI creates tokens, a server checks them and runs the jobs.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+
+use crate::embedded::pool::Pool;
+use crate::{Result, StoreError};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+    id TEXT PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    scope TEXT NOT NULL,
+    repos TEXT NOT NULL,
+    label TEXT,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER,
+    last_used_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    source TEXT,
+    rev TEXT,
+    dedupe TEXT,
+    origin TEXT NOT NULL,
+    state TEXT NOT NULL,
+    progress TEXT,
+    result TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    heartbeat_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, seq);
+CREATE INDEX IF NOT EXISTS jobs_dedupe ON jobs(dedupe);
+CREATE TABLE IF NOT EXISTS deliveries (
+    id TEXT PRIMARY KEY,
+    job TEXT,
+    received_at INTEGER NOT NULL
+);
+";
+
+/// An API token as stored: its hash, never the token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRecord {
+    pub id: String,
+    /// Hex SHA-256 of the token.
+    pub hash: String,
+    /// `read`, `index` or `admin`.
+    pub scope: String,
+    /// Repository names it may see; `*` for all.
+    pub repos: Vec<String>,
+    pub label: Option<String>,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+}
+
+/// The state of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+}
+
+impl JobState {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> JobState {
+        match s {
+            "running" => JobState::Running,
+            "done" => JobState::Done,
+            "failed" => JobState::Failed,
+            _ => JobState::Queued,
+        }
+    }
+}
+
+/// A job to queue.
+#[derive(Debug, Clone, Default)]
+pub struct NewJob {
+    pub id: String,
+    /// `index`.
+    pub kind: String,
+    pub repo: String,
+    /// Where to index from (None: where the repository was indexed from).
+    pub source: Option<String>,
+    pub rev: Option<String>,
+    /// Jobs with the same key that are queued, running or done are not
+    /// queued again (a webhook redelivered, the same commit pushed twice).
+    pub dedupe: Option<String>,
+    /// `cli`, `api`, `mcp` or `webhook`.
+    pub origin: String,
+}
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub id: String,
+    pub kind: String,
+    pub repo: String,
+    pub source: Option<String>,
+    pub rev: Option<String>,
+    pub dedupe: Option<String>,
+    pub origin: String,
+    pub state: JobState,
+    /// JSON written by the runner as it goes.
+    pub progress: Option<String>,
+    /// JSON of what the job did.
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    pub heartbeat_at: Option<i64>,
+}
+
+const JOB_COLUMNS: &str = "id, kind, repo, source, rev, dedupe, origin, state, progress, result, \
+     error, attempts, created_at, started_at, finished_at, heartbeat_at";
+
+fn job_row(r: &Row) -> rusqlite::Result<JobRecord> {
+    Ok(JobRecord {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        repo: r.get(2)?,
+        source: r.get(3)?,
+        rev: r.get(4)?,
+        dedupe: r.get(5)?,
+        origin: r.get(6)?,
+        state: JobState::parse(&r.get::<_, String>(7)?),
+        progress: r.get(8)?,
+        result: r.get(9)?,
+        error: r.get(10)?,
+        attempts: r.get(11)?,
+        created_at: r.get(12)?,
+        started_at: r.get(13)?,
+        finished_at: r.get(14)?,
+        heartbeat_at: r.get(15)?,
+    })
+}
+
+fn token_row(r: &Row) -> rusqlite::Result<TokenRecord> {
+    let repos: String = r.get(3)?;
+    Ok(TokenRecord {
+        id: r.get(0)?,
+        hash: r.get(1)?,
+        scope: r.get(2)?,
+        repos: serde_json::from_str(&repos).unwrap_or_default(),
+        label: r.get(4)?,
+        created_at: r.get(5)?,
+        revoked_at: r.get(6)?,
+        last_used_at: r.get(7)?,
+    })
+}
+
+const TOKEN_COLUMNS: &str = "id, hash, scope, repos, label, created_at, revoked_at, last_used_at";
+
+pub struct HomeStore {
+    conns: Pool,
+}
+
+impl HomeStore {
+    /// Open (creating) `server.sqlite` in `home`.
+    pub fn open(home: &Path) -> Result<HomeStore> {
+        std::fs::create_dir_all(home)?;
+        let path = home.join("server.sqlite");
+        let conn = Connection::open(&path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(HomeStore {
+            conns: Pool::with_first(&path, conn),
+        })
+    }
+
+    // --- tokens ---
+
+    pub fn add_token(&self, t: &TokenRecord) -> Result<()> {
+        let repos =
+            serde_json::to_string(&t.repos).map_err(|e| StoreError::Other(e.to_string()))?;
+        self.conns.get()?.execute(
+            "INSERT INTO tokens(id, hash, scope, repos, label, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![t.id, t.hash, t.scope, repos, t.label, t.created_at],
+        )?;
+        Ok(())
+    }
+
+    /// The token with this hash, revoked or not.
+    pub fn token_by_hash(&self, hash: &str) -> Result<Option<TokenRecord>> {
+        Ok(self
+            .conns
+            .get()?
+            .query_row(
+                &format!("SELECT {TOKEN_COLUMNS} FROM tokens WHERE hash = ?1"),
+                [hash],
+                token_row,
+            )
+            .optional()?)
+    }
+
+    pub fn tokens(&self) -> Result<Vec<TokenRecord>> {
+        let conn = self.conns.get()?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id"
+        ))?;
+        let rows = stmt.query_map([], token_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Revoke a token; false when there is no such (unrevoked) token.
+    pub fn revoke_token(&self, id: &str, at: i64) -> Result<bool> {
+        let n = self.conns.get()?.execute(
+            "UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+            params![id, at],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Tokens not revoked.
+    pub fn active_tokens(&self) -> Result<u64> {
+        let n: i64 = self.conns.get()?.query_row(
+            "SELECT COUNT(*) FROM tokens WHERE revoked_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n as u64)
+    }
+
+    /// Note a token's use (at most once a minute per token, to spare writes).
+    pub fn touch_token(&self, id: &str, at: i64) -> Result<()> {
+        self.conns.get()?.execute(
+            "UPDATE tokens SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2 - 60)",
+            params![id, at],
+        )?;
+        Ok(())
+    }
+
+    // --- jobs ---
+
+    /// Queue a job, unless one with the same dedupe key is queued, running
+    /// or done: then that one is returned. The bool says whether it is new.
+    pub fn enqueue(&self, job: &NewJob, now: i64) -> Result<(JobRecord, bool)> {
+        let mut conn = self.conns.get()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let Some(key) = &job.dedupe {
+            let existing = tx
+                .query_row(
+                    &format!(
+                        "SELECT {JOB_COLUMNS} FROM jobs WHERE dedupe = ?1 AND state != 'failed' ORDER BY seq DESC LIMIT 1"
+                    ),
+                    [key],
+                    job_row,
+                )
+                .optional()?;
+            if let Some(j) = existing {
+                tx.commit()?;
+                return Ok((j, false));
+            }
+        }
+        tx.execute(
+            "INSERT INTO jobs(id, kind, repo, source, rev, dedupe, origin, state, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8)",
+            params![
+                job.id, job.kind, job.repo, job.source, job.rev, job.dedupe, job.origin, now
+            ],
+        )?;
+        let j = tx.query_row(
+            &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"),
+            [&job.id],
+            job_row,
+        )?;
+        tx.commit()?;
+        Ok((j, true))
+    }
+
+    pub fn job(&self, id: &str) -> Result<Option<JobRecord>> {
+        Ok(self
+            .conns
+            .get()?
+            .query_row(
+                &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"),
+                [id],
+                job_row,
+            )
+            .optional()?)
+    }
+
+    /// The newest jobs, newest first.
+    pub fn jobs(&self, limit: usize) -> Result<Vec<JobRecord>> {
+        let conn = self.conns.get()?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {JOB_COLUMNS} FROM jobs ORDER BY seq DESC LIMIT ?1"
+        ))?;
+        let rows = stmt.query_map([limit as i64], job_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Take the oldest queued job whose repository has no running job, and
+    /// mark it running.
+    pub fn claim(&self, now: i64) -> Result<Option<JobRecord>> {
+        let mut conn = self.conns.get()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let id: Option<String> = tx
+            .query_row(
+                "SELECT id FROM jobs q WHERE state = 'queued' AND NOT EXISTS \
+                 (SELECT 1 FROM jobs r WHERE r.state = 'running' AND r.repo = q.repo) \
+                 ORDER BY seq LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(id) = id else {
+            tx.commit()?;
+            return Ok(None);
+        };
+        tx.execute(
+            "UPDATE jobs SET state = 'running', started_at = ?2, heartbeat_at = ?2, \
+             attempts = attempts + 1, error = NULL WHERE id = ?1",
+            params![id, now],
+        )?;
+        let j = tx.query_row(
+            &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"),
+            [&id],
+            job_row,
+        )?;
+        tx.commit()?;
+        Ok(Some(j))
+    }
+
+    /// Record a running job's progress (also its heartbeat).
+    pub fn set_progress(&self, id: &str, progress: &str, now: i64) -> Result<()> {
+        self.conns.get()?.execute(
+            "UPDATE jobs SET progress = ?2, heartbeat_at = ?3 WHERE id = ?1 AND state = 'running'",
+            params![id, progress, now],
+        )?;
+        Ok(())
+    }
+
+    /// End a job: done with a result, or failed with an error.
+    pub fn finish(
+        &self,
+        id: &str,
+        state: JobState,
+        result: Option<&str>,
+        error: Option<&str>,
+        now: i64,
+    ) -> Result<()> {
+        self.conns.get()?.execute(
+            "UPDATE jobs SET state = ?2, result = ?3, error = ?4, finished_at = ?5 WHERE id = ?1",
+            params![id, state.name(), result, error, now],
+        )?;
+        Ok(())
+    }
+
+    /// Put a running job back in the queue (its runner stopped).
+    pub fn requeue(&self, id: &str) -> Result<()> {
+        self.conns.get()?.execute(
+            "UPDATE jobs SET state = 'queued' WHERE id = ?1 AND state = 'running'",
+            [id],
+        )?;
+        Ok(())
+    }
+
+    /// Put back in the queue the running jobs whose runner has not been
+    /// heard of since `before` (it died); returns how many.
+    pub fn requeue_stale(&self, before: i64) -> Result<usize> {
+        Ok(self.conns.get()?.execute(
+            "UPDATE jobs SET state = 'queued' WHERE state = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < ?1)",
+            [before],
+        )?)
+    }
+
+    // --- webhook deliveries ---
+
+    /// Record a delivery id; returns the job of an earlier delivery with
+    /// the same id (`Some(None)` when it queued nothing), or None if new.
+    pub fn seen_delivery(&self, id: &str, now: i64) -> Result<Option<Option<String>>> {
+        let conn = self.conns.get()?;
+        let job: Option<Option<String>> = conn
+            .query_row("SELECT job FROM deliveries WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if job.is_none() {
+            conn.execute(
+                "INSERT OR IGNORE INTO deliveries(id, received_at) VALUES (?1, ?2)",
+                params![id, now],
+            )?;
+        }
+        Ok(job)
+    }
+
+    /// Link a delivery to the job it queued.
+    pub fn set_delivery_job(&self, id: &str, job: &str) -> Result<()> {
+        self.conns.get()?.execute(
+            "UPDATE deliveries SET job = ?2 WHERE id = ?1",
+            params![id, job],
+        )?;
+        Ok(())
+    }
+
+    /// The data version of the database (see `EmbeddedStore::data_version`).
+    pub fn data_version(&self) -> Result<u64> {
+        self.conns.data_version()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str, repo: &str, dedupe: Option<&str>) -> NewJob {
+        NewJob {
+            id: id.into(),
+            kind: "index".into(),
+            repo: repo.into(),
+            dedupe: dedupe.map(String::from),
+            origin: "api".into(),
+            ..NewJob::default()
+        }
+    }
+
+    #[test]
+    fn jobs_queue_dedupe_claim_and_requeue() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = HomeStore::open(dir.path()).unwrap();
+        let (a, new) = h.enqueue(&job("a", "flask", Some("flask@1")), 10).unwrap();
+        assert!(new);
+        assert_eq!(a.state, JobState::Queued);
+        let (again, new) = h.enqueue(&job("b", "flask", Some("flask@1")), 11).unwrap();
+        assert!(!new, "same key, no second job");
+        assert_eq!(again.id, "a");
+        h.enqueue(&job("c", "flask", None), 12).unwrap();
+        h.enqueue(&job("d", "cobra", None), 13).unwrap();
+
+        let first = h.claim(20).unwrap().unwrap();
+        assert_eq!(first.id, "a");
+        assert_eq!(first.attempts, 1);
+        // flask is busy: the next claim skips its queued job
+        let second = h.claim(21).unwrap().unwrap();
+        assert_eq!(second.id, "d");
+        assert!(h.claim(22).unwrap().is_none());
+
+        h.set_progress("a", "{\"files\":3}", 30).unwrap();
+        assert_eq!(h.requeue_stale(25).unwrap(), 1, "d's heartbeat is older");
+        h.finish("a", JobState::Failed, None, Some("boom"), 31)
+            .unwrap();
+        let a = h.job("a").unwrap().unwrap();
+        assert_eq!(
+            (a.state, a.error.as_deref()),
+            (JobState::Failed, Some("boom"))
+        );
+        // a failed job with the key does not block a new one
+        let (e, new) = h.enqueue(&job("e", "flask", Some("flask@1")), 40).unwrap();
+        assert!(new);
+        assert_eq!(e.id, "e");
+        assert_eq!(h.jobs(10).unwrap().first().unwrap().id, "e");
+    }
+
+    #[test]
+    fn tokens_and_deliveries() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = HomeStore::open(dir.path()).unwrap();
+        let t = TokenRecord {
+            id: "t1".into(),
+            hash: "abc".into(),
+            scope: "read".into(),
+            repos: vec!["flask".into()],
+            label: None,
+            created_at: 1,
+            revoked_at: None,
+            last_used_at: None,
+        };
+        h.add_token(&t).unwrap();
+        assert_eq!(h.token_by_hash("abc").unwrap(), Some(t.clone()));
+        assert_eq!(h.active_tokens().unwrap(), 1);
+        assert!(h.revoke_token("t1", 5).unwrap());
+        assert!(!h.revoke_token("t1", 6).unwrap());
+        assert_eq!(h.active_tokens().unwrap(), 0);
+        assert_eq!(h.token_by_hash("abc").unwrap().unwrap().revoked_at, Some(5));
+
+        assert_eq!(h.seen_delivery("d1", 1).unwrap(), None);
+        assert_eq!(h.seen_delivery("d1", 2).unwrap(), Some(None));
+        h.set_delivery_job("d1", "j1").unwrap();
+        assert_eq!(h.seen_delivery("d1", 3).unwrap(), Some(Some("j1".into())));
+    }
+}

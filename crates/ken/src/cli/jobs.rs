@@ -1,0 +1,68 @@
+use anyhow::Result;
+use ken_engine::jobs::Job;
+use ken_engine::time::format_date;
+use ken_engine::{Access, Engine};
+
+use super::args::JobsCommand;
+use crate::output::Output;
+use crate::wire;
+
+pub fn run(engine: &Engine, cmd: JobsCommand, out: &Output) -> Result<i32> {
+    match cmd {
+        JobsCommand::List { limit } => {
+            let jobs = engine.jobs(limit, &Access::All)?;
+            if out.json {
+                let list: Vec<wire::Job> = jobs.iter().map(wire::Job::from).collect();
+                out.print_value(&serde_json::json!({ "jobs": list }));
+                return Ok(0);
+            }
+            if jobs.is_empty() {
+                outln!("no jobs");
+            }
+            for j in &jobs {
+                show(j, out);
+            }
+        }
+        JobsCommand::Show { id } => {
+            let j = engine.job(&id, &Access::All)?;
+            if out.json {
+                out.print(&wire::Job::from(&j));
+            } else {
+                show(&j, out);
+            }
+        }
+        JobsCommand::Run => {
+            let n = engine.run_queued_jobs()?;
+            if out.json {
+                out.print_value(&serde_json::json!({ "ran": n }));
+            } else {
+                outln!("{n} jobs run");
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn show(j: &Job, out: &Output) {
+    let rev = j
+        .rev
+        .as_deref()
+        .map(|r| &r[..r.len().min(12)])
+        .unwrap_or("-");
+    outln!(
+        "{}  {:<8} {} @ {}  {}",
+        out.bold(&j.id),
+        j.state.name(),
+        j.repo,
+        rev,
+        out.dim(&format!("{} · {}", j.origin, format_date(j.created_at)))
+    );
+    if let Some(p) = &j.progress
+        && j.state == ken_store::JobState::Running
+    {
+        outln!("    {p}");
+    }
+    if let Some(e) = &j.error {
+        outln!("    {}", out.yellow(e));
+    }
+}

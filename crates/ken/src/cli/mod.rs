@@ -1,0 +1,80 @@
+//! The command line: parse arguments, build the one [`Engine`], call it and
+//! render the outcome (text on a terminal, the wire shapes with `--json`);
+//! errors become exit codes here and nowhere else.
+
+pub mod args;
+mod ask;
+mod embed;
+mod eval;
+mod index;
+mod jobs;
+mod model;
+mod people;
+mod search;
+mod status;
+mod structure;
+mod token;
+
+use anyhow::Result;
+use ken_engine::graph::Walk;
+use ken_engine::{Engine, EngineError, ErrorKind};
+
+use self::args::{Cli, Command, EmbedderChoice};
+use crate::config;
+use crate::output::Output;
+
+pub fn run(cli: Cli, out: &Output) -> Result<i32> {
+    let env = config::Env::read();
+    // `ken model` must work when no model is installed yet
+    let choice = match cli.command {
+        Command::Model(_) => Some(EmbedderChoice::Off),
+        _ => cli.global.embedder,
+    };
+    let settings = config::settings(cli.global.home.as_deref(), &env, choice)?;
+    let quiet = cli.global.quiet;
+    match cli.command {
+        Command::Model(m) => return model::run(settings, &env, m, out),
+        Command::Serve(a) => {
+            let server = config::server_config(&settings.home, &env)?;
+            return crate::http::serve(Engine::new(settings), server, a, out);
+        }
+        Command::Mcp => return crate::mcp::serve_stdio(Engine::new(settings)),
+        _ => {}
+    }
+    let engine = Engine::new(settings);
+    match cli.command {
+        Command::Index(a) => index::run(&engine, a, out, quiet),
+        Command::Search(a) => search::run(&engine, a, out),
+        Command::Ask(a) => ask::run(&engine, a, out),
+        Command::Eval(a) => eval::run(&engine, a, out, quiet),
+        Command::Status(a) => status::run(&engine, a, out),
+        Command::Who(a) => people::who(&engine, a, out),
+        Command::People(a) => people::people(&engine, a, out),
+        Command::LogSearch(a) => people::log_search(&engine, a, out),
+        Command::Callers(a) => structure::run(&engine, a, Walk::Callers, out),
+        Command::Callees(a) => structure::run(&engine, a, Walk::Callees, out),
+        Command::Impact(a) => {
+            structure::run(&engine, a.target, Walk::Impact { max_depth: a.depth }, out)
+        }
+        Command::Embed(a) => embed::run(&engine, a, out),
+        Command::Token(t) => token::run(&engine, t, out),
+        Command::Jobs(j) => jobs::run(&engine, j, out),
+        Command::Model(_) | Command::Serve(_) | Command::Mcp => unreachable!("handled above"),
+    }
+}
+
+/// Exit codes: 2 for the user's errors (bad input, unknown names), 3 when
+/// the index is busy, 4 when a service is unavailable, 1 for ours.
+pub fn exit_code(e: &anyhow::Error) -> i32 {
+    match e.downcast_ref::<EngineError>().map(EngineError::kind) {
+        Some(ErrorKind::BadInput | ErrorKind::NotFound | ErrorKind::Forbidden) => 2,
+        Some(ErrorKind::Busy) => 3,
+        Some(ErrorKind::Unavailable) => 4,
+        Some(ErrorKind::Internal) | None => 1,
+    }
+}
+
+/// Seconds since the epoch.
+pub fn now() -> i64 {
+    ken_engine::who::now()
+}

@@ -1,0 +1,73 @@
+use anyhow::Result;
+use ken_engine::request::FilterSpec;
+use ken_engine::search::{Mode, SearchRequest};
+use ken_engine::{Access, Engine};
+
+use super::args::{SearchArgs, SearchMode};
+use crate::output::Output;
+use crate::wire;
+
+pub fn run(engine: &Engine, a: SearchArgs, out: &Output) -> Result<i32> {
+    let query = a.query.join(" ");
+    let filters = FilterSpec {
+        repos: a.repos,
+        langs: a.langs,
+        paths: a.paths,
+        author: a.author,
+        since: a.since,
+        until: a.until,
+    };
+    let mode = match a.mode {
+        SearchMode::Hybrid => Mode::Hybrid,
+        SearchMode::Lexical => Mode::Lexical,
+        SearchMode::Semantic => Mode::Semantic,
+    };
+    let req = SearchRequest::parse(&query, a.limit, &filters, a.files, mode, super::now())?;
+    let resp = engine.search(&req, &Access::All)?;
+    if out.json {
+        out.print(&wire::Search::from(&resp));
+        return Ok(0);
+    }
+    for n in &resp.notes {
+        eprintln!("{} {n}", out.yellow("note:"));
+    }
+    if resp.hits.is_empty() {
+        outln!("no results for {query:?}");
+        return Ok(0);
+    }
+    let multi_repo = resp.hits.iter().any(|h| h.repo != resp.hits[0].repo);
+    for h in &resp.hits {
+        let loc = format!("{}:{}-{}", h.path, h.start_line, h.end_line);
+        let repo = if multi_repo {
+            format!("{} ", out.dim(&format!("[{}]", h.repo)))
+        } else {
+            String::new()
+        };
+        let symbol = h.symbol.as_deref().unwrap_or("");
+        let pin = if h.pinned {
+            out.green(" ★")
+        } else {
+            String::new()
+        };
+        outln!(
+            "{repo}{}  {}  {}{pin}",
+            out.cyan(&loc),
+            out.bold(symbol),
+            out.dim(&format!("({})", h.kind))
+        );
+        if !a.files {
+            for line in h.snippet.lines().take(4) {
+                outln!("    {}", out.dim(line));
+            }
+        }
+    }
+    outln!(
+        "{}",
+        out.dim(&format!(
+            "{} results in {} ms",
+            resp.hits.len(),
+            resp.took_ms
+        ))
+    );
+    Ok(0)
+}

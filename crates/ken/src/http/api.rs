@@ -1,0 +1,525 @@
+//! The `/api/v1` routes: each parses its request, checks the caller's
+//! scope, runs the engine off the async threads and answers a wire shape.
+//! The OpenAPI document is generated from these handlers' annotations.
+
+use std::convert::Infallible;
+
+use axum::Json;
+use axum::extract::{Extension, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use ken_engine::ask::{AskObserver, AskRequest, StepOutcome};
+use ken_engine::graph::Walk;
+use ken_engine::jobs::IndexJob;
+use ken_engine::request::{FilterSpec, parse_mode};
+use ken_engine::search::SearchRequest;
+use ken_engine::tokens::{Principal, Scope};
+use ken_engine::who::LogSearchRequest;
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use utoipa::{IntoParams, ToSchema};
+
+use super::App;
+use super::error::{ApiError, ApiResult, J, P, Q, RawBody, blocking};
+use crate::wire;
+
+/// `a,b` → `[a, b]`.
+fn list(v: &Option<String>) -> Vec<String> {
+    v.iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchParams {
+    /// What to look for: words, an identifier or a question.
+    q: String,
+    /// Number of results (1–1000; default 10).
+    n: Option<usize>,
+    /// Only these repositories (comma-separated names).
+    repo: Option<String>,
+    /// Only these languages (comma-separated: `python`, `rust`, `ts`...).
+    lang: Option<String>,
+    /// Only paths matching this glob (`src/**/*.py`, `crates/core`).
+    path: Option<String>,
+    /// Only code last changed by this person (any alias).
+    author: Option<String>,
+    /// Only code changed since a date (2024-05-01) or an age (2w).
+    since: Option<String>,
+    /// Only code changed until a date or age.
+    until: Option<String>,
+    /// One result per file.
+    files: Option<bool>,
+    /// `hybrid` (default), `lexical` or `semantic`.
+    mode: Option<String>,
+}
+
+/// Ranked code for a query, as `ken search --json`.
+#[utoipa::path(get, path = "/api/v1/search", tag = "code", params(SearchParams),
+    responses((status = 200, description = "ranked results", body = wire::Search)))]
+pub async fn search(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<SearchParams>,
+) -> ApiResult<Json<wire::Search>> {
+    let filters = FilterSpec {
+        repos: list(&p.repo),
+        langs: list(&p.lang),
+        paths: p.path.iter().cloned().collect(),
+        author: p.author,
+        since: p.since,
+        until: p.until,
+    };
+    let mode = parse_mode(p.mode.as_deref().unwrap_or("hybrid"))?;
+    let engine = app.engine.clone();
+    let resp = blocking(move || {
+        let req = SearchRequest::parse(
+            &p.q,
+            p.n.unwrap_or(10),
+            &filters,
+            p.files.unwrap_or(false),
+            mode,
+            ken_engine::who::now(),
+        )?;
+        engine.search(&req, &who.access)
+    })
+    .await?;
+    Ok(Json(wire::Search::from(&resp)))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AskBody {
+    /// The question.
+    question: String,
+    /// Only this repository (or comma-separated names).
+    repo: Option<String>,
+    /// Chunks retrieved per search step (1–50; default 8).
+    n: Option<usize>,
+    /// Answer without the model even if one is configured.
+    offline: Option<bool>,
+}
+
+/// Streams an answer's steps and text to the SSE response.
+struct Streamer {
+    tx: mpsc::Sender<Event>,
+}
+
+impl Streamer {
+    fn send(&self, name: &str, data: &impl serde::Serialize) {
+        let json = serde_json::to_string(data).unwrap_or_default();
+        // a client that went away stops nothing: the answer is finished anyway
+        let _ = self
+            .tx
+            .blocking_send(Event::default().event(name).data(json));
+    }
+}
+
+impl AskObserver for Streamer {
+    fn step(&mut self, step: &StepOutcome) {
+        self.send("step", &wire::AskStep::from(step));
+    }
+    fn delta(&mut self, text: &str) {
+        self.send("token", &serde_json::json!({ "text": text }));
+    }
+    fn streams(&self) -> bool {
+        true
+    }
+}
+
+/// An answer with checked citations: Server-Sent Events (`step`, `token`,
+/// `claim`, `done` with the whole answer, or `error`), or the `ken ask
+/// --json` object when the client accepts only `application/json`.
+#[utoipa::path(post, path = "/api/v1/ask", tag = "code", request_body = AskBody,
+    responses(
+        (status = 200, description = "the answer", content(
+            (wire::Ask = "application/json"),
+            (String = "text/event-stream"),
+        )),
+    ))]
+pub async fn ask(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    headers: HeaderMap,
+    J(body): J<AskBody>,
+) -> ApiResult<Response> {
+    let req = AskRequest {
+        question: body.question,
+        repos: list(&body.repo),
+        limit: body.n.unwrap_or(8).clamp(1, 50),
+        expand: true,
+        model: None,
+        offline: body.offline.unwrap_or(false),
+    };
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let json_only = accept.contains("application/json") && !accept.contains("text/event-stream");
+    let engine = app.engine.clone();
+    if json_only {
+        let r =
+            blocking(move || engine.ask(&req, &who.access, &mut ken_engine::ask::Quiet)).await?;
+        return Ok(Json(wire::Ask::from(&r)).into_response());
+    }
+    let (tx, rx) = mpsc::channel::<Event>(256);
+    tokio::task::spawn_blocking(move || {
+        let mut s = Streamer { tx };
+        match engine.ask(&req, &who.access, &mut s) {
+            Ok(r) => {
+                let w = wire::Ask::from(&r);
+                for c in &w.claims {
+                    s.send("claim", c);
+                }
+                s.send("done", &w);
+            }
+            Err(e) => s.send("error", &wire::ErrorBody::from_engine(&e)),
+        }
+    });
+    let stream = tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::ReceiverStream::new(rx),
+        Ok::<Event, Infallible>,
+    );
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct WhoParams {
+    /// A topic ("payment retries"), a path or a symbol.
+    q: String,
+    /// Only these repositories (comma-separated).
+    repo: Option<String>,
+    /// Number of people (1–100; default 5).
+    n: Option<usize>,
+}
+
+/// People who know the code a topic, path or symbol names, with evidence.
+#[utoipa::path(get, path = "/api/v1/who", tag = "people", params(WhoParams),
+    responses((status = 200, description = "people, best first", body = wire::Who)))]
+pub async fn who(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<WhoParams>,
+) -> ApiResult<Json<wire::Who>> {
+    let engine = app.engine.clone();
+    let r =
+        blocking(move || engine.who(&p.q, &list(&p.repo), p.n.unwrap_or(5), &who.access)).await?;
+    Ok(Json(wire::Who::from(&r)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PeopleParams {
+    /// Only these repositories (comma-separated).
+    repo: Option<String>,
+    /// Include bots.
+    bots: Option<bool>,
+}
+
+/// People seen in the history, with every alias.
+#[utoipa::path(get, path = "/api/v1/people", tag = "people", params(PeopleParams),
+    responses((status = 200, description = "people per repository", body = wire::People)))]
+pub async fn people(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<PeopleParams>,
+) -> ApiResult<Json<wire::People>> {
+    let engine = app.engine.clone();
+    let all = blocking(move || engine.people(&list(&p.repo), p.bots.unwrap_or(false), &who.access))
+        .await?;
+    Ok(Json(wire::People::from_engine(&all)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LogParams {
+    /// Words to look for in messages and changed paths (empty: newest first).
+    q: Option<String>,
+    /// Only these repositories (comma-separated).
+    repo: Option<String>,
+    /// Only commits by this person (any alias).
+    author: Option<String>,
+    /// Since a date or an age.
+    since: Option<String>,
+    until: Option<String>,
+    /// Number of commits (1–1000; default 10).
+    n: Option<usize>,
+}
+
+/// Commits by words in their messages and changed paths.
+#[utoipa::path(get, path = "/api/v1/log", tag = "people", params(LogParams),
+    responses((status = 200, description = "commits", body = wire::LogSearch)))]
+pub async fn log(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<LogParams>,
+) -> ApiResult<Json<wire::LogSearch>> {
+    let engine = app.engine.clone();
+    let query = p.q.clone().unwrap_or_default();
+    let q2 = query.clone();
+    let hits = blocking(move || {
+        let now = ken_engine::who::now();
+        let time = |t: &Option<String>| {
+            t.as_deref()
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| ken_engine::time::parse_time(t, now))
+                .transpose()
+        };
+        let req = LogSearchRequest {
+            query: q2,
+            repos: list(&p.repo),
+            limit: p.n.unwrap_or(10),
+            author: p.author.filter(|a| !a.trim().is_empty()),
+            since: time(&p.since)?,
+            until: time(&p.until)?,
+        };
+        engine.log_search(&req, &who.access)
+    })
+    .await?;
+    Ok(Json(wire::LogSearch::from_engine(&query, &hits)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SymbolParams {
+    /// `name`, `Class.method`, or `path:name` to pick one of several.
+    symbol: String,
+    /// The repository (needed when several are indexed).
+    repo: Option<String>,
+    /// How many references away to follow (impact only; 1–50, default 5).
+    depth: Option<u32>,
+}
+
+async fn structure(
+    app: App,
+    who: Principal,
+    p: SymbolParams,
+    walk: Walk,
+) -> ApiResult<Json<wire::Structure>> {
+    let engine = app.engine.clone();
+    let (repo, r) =
+        blocking(move || engine.structure(&p.symbol, p.repo.as_deref(), walk, &who.access)).await?;
+    Ok(Json(wire::Structure::from_engine(&repo, &r)))
+}
+
+/// Who calls a symbol (direct callers).
+#[utoipa::path(get, path = "/api/v1/callers", tag = "structure", params(SymbolParams),
+    responses((status = 200, description = "callers", body = wire::Structure)))]
+pub async fn callers(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<SymbolParams>,
+) -> ApiResult<Json<wire::Structure>> {
+    structure(app, who, p, Walk::Callers).await
+}
+
+/// What a symbol calls.
+#[utoipa::path(get, path = "/api/v1/callees", tag = "structure", params(SymbolParams),
+    responses((status = 200, description = "callees", body = wire::Structure)))]
+pub async fn callees(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<SymbolParams>,
+) -> ApiResult<Json<wire::Structure>> {
+    structure(app, who, p, Walk::Callees).await
+}
+
+/// What depends on a symbol, transitively, with the chain of references.
+#[utoipa::path(get, path = "/api/v1/impact", tag = "structure", params(SymbolParams),
+    responses((status = 200, description = "dependents", body = wire::Structure)))]
+pub async fn impact(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<SymbolParams>,
+) -> ApiResult<Json<wire::Structure>> {
+    let depth = p.depth.unwrap_or(5);
+    structure(app, who, p, Walk::Impact { max_depth: depth }).await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FindParams {
+    /// A definition's name or qualified name.
+    q: String,
+    /// Only these repositories (comma-separated).
+    repo: Option<String>,
+    /// Most definitions (1–200; default 20).
+    n: Option<usize>,
+}
+
+/// Definitions by name: case-exact matches first.
+#[utoipa::path(get, path = "/api/v1/symbols", tag = "code", params(FindParams),
+    responses((status = 200, description = "definitions", body = wire::Symbols)))]
+pub async fn symbols(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<FindParams>,
+) -> ApiResult<Json<wire::Symbols>> {
+    let engine = app.engine.clone();
+    let q = p.q.clone();
+    let hits =
+        blocking(move || engine.find_symbol(&p.q, &list(&p.repo), p.n.unwrap_or(20), &who.access))
+            .await?;
+    Ok(Json(wire::Symbols::from_engine(&q, &hits)))
+}
+
+/// Indexed repositories and their status.
+#[utoipa::path(get, path = "/api/v1/repos", tag = "repos",
+    responses((status = 200, description = "repositories", body = wire::Repos)))]
+pub async fn repos(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+) -> ApiResult<Json<wire::Repos>> {
+    let engine = app.engine.clone();
+    let st = blocking(move || engine.status(&[], &who.access)).await?;
+    Ok(Json(wire::Repos {
+        repos: st.iter().map(wire::Repo::from).collect(),
+    }))
+}
+
+/// One repository's status.
+#[utoipa::path(get, path = "/api/v1/repos/{name}", tag = "repos",
+    params(("name" = String, Path, description = "the repository's name (`pallets%2Fflask` for `pallets/flask`)")),
+    responses((status = 200, description = "the repository", body = wire::Repo)))]
+pub async fn repo(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    P(name): P<String>,
+) -> ApiResult<Json<wire::Repo>> {
+    let engine = app.engine.clone();
+    let st = blocking(move || engine.status(&[name], &who.access)).await?;
+    st.first()
+        .map(|r| Json(wire::Repo::from(r)))
+        .ok_or_else(|| ApiError::not_found("no such repository"))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FileParams {
+    /// The file's path in the repository.
+    path: String,
+    /// First line (1-based; default 1).
+    start: Option<u32>,
+    /// Last line (inclusive; default the end, at most 2000 lines).
+    end: Option<u32>,
+}
+
+/// Lines of a file at the indexed commit.
+#[utoipa::path(get, path = "/api/v1/repos/{name}/file", tag = "repos",
+    params(("name" = String, Path, description = "the repository's name"), FileParams),
+    responses((status = 200, description = "the lines", body = wire::FileRange)))]
+pub async fn file(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    P(name): P<String>,
+    Q(p): Q<FileParams>,
+) -> ApiResult<Json<wire::FileRange>> {
+    let engine = app.engine.clone();
+    let r =
+        blocking(move || engine.read_range(&name, &p.path, p.start, p.end, &who.access)).await?;
+    Ok(Json(wire::FileRange::from(&r)))
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct IndexBody {
+    /// A commit, branch or tag (default: what the source has checked out or its HEAD).
+    rev: Option<String>,
+    /// A clone URL, for a repository not indexed yet (https or ssh).
+    source: Option<String>,
+}
+
+/// Queue an index job (scope `index`): 202 with `{"job"}`; follow it at `/api/v1/jobs/{id}`.
+#[utoipa::path(post, path = "/api/v1/repos/{name}/index", tag = "repos",
+    params(("name" = String, Path, description = "the repository's name")),
+    request_body(content = Option<IndexBody>, content_type = "application/json"),
+    responses((status = 202, description = "queued (or already queued for this commit)", body = wire::Queued)))]
+pub async fn index(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    P(name): P<String>,
+    RawBody(raw): RawBody,
+) -> ApiResult<Response> {
+    let body: IndexBody = if raw.iter().all(u8::is_ascii_whitespace) {
+        IndexBody::default()
+    } else {
+        serde_json::from_slice(&raw)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+    };
+    who.require(Scope::Index)?;
+    let engine = app.engine.clone();
+    let (job, new) = blocking(move || {
+        engine.enqueue_index(
+            IndexJob {
+                repo: name,
+                source: body.source,
+                rev: body.rev,
+                origin: "api".into(),
+                dedupe: None,
+            },
+            &who,
+        )
+    })
+    .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(wire::Queued {
+            job: job.id.clone(),
+            new,
+            status: wire::Job::from(&job),
+        }),
+    )
+        .into_response())
+}
+
+/// An index job's state and progress.
+#[utoipa::path(get, path = "/api/v1/jobs/{id}", tag = "repos",
+    params(("id" = String, Path, description = "the job's id")),
+    responses((status = 200, description = "the job", body = wire::Job)))]
+pub async fn job(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    P(id): P<String>,
+) -> ApiResult<Json<wire::Job>> {
+    let engine = app.engine.clone();
+    let j = blocking(move || engine.job(&id, &who.access)).await?;
+    Ok(Json(wire::Job::from(&j)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct JobsParams {
+    /// Most jobs (1–1000; default 20).
+    n: Option<usize>,
+}
+
+/// The newest index jobs.
+#[utoipa::path(get, path = "/api/v1/jobs", tag = "repos", params(JobsParams),
+    responses((status = 200, description = "jobs, newest first", body = wire::Jobs)))]
+pub async fn jobs(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<JobsParams>,
+) -> ApiResult<Json<wire::Jobs>> {
+    let engine = app.engine.clone();
+    let list = blocking(move || engine.jobs(p.n.unwrap_or(20), &who.access)).await?;
+    Ok(Json(wire::Jobs {
+        jobs: list.iter().map(wire::Job::from).collect(),
+    }))
+}
+
+/// Liveness; needs no token.
+#[utoipa::path(get, path = "/healthz", tag = "server",
+    responses((status = 200, description = "alive", body = wire::Health)))]
+pub async fn healthz() -> Json<wire::Health> {
+    Json(wire::Health {
+        ok: true,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    })
+}

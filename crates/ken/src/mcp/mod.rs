@@ -1,0 +1,440 @@
+//! The MCP server (official `rmcp` SDK): `ken mcp` over stdio, and
+//! streamable HTTP at `/mcp` under `ken serve` (with the same tokens).
+//!
+//! Each tool is a thin adapter over the shared [`Engine`]: arguments named
+//! as the command line's flags, results in the wire shapes of `--json`
+//! (as structured content and as JSON text), engine errors as tool errors
+//! carrying `{"error": {"code", "message", "hint"}}`.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use ken_engine::graph::Walk;
+use ken_engine::jobs::IndexJob;
+use ken_engine::request::{FilterSpec, parse_mode};
+use ken_engine::search::SearchRequest;
+use ken_engine::tokens::Principal;
+use ken_engine::{Engine, EngineError};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router,
+};
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::wire;
+
+#[derive(Clone)]
+pub struct KenMcp {
+    engine: Arc<Engine>,
+    /// Over stdio the caller is the local user; over HTTP, the token's principal.
+    local: bool,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SearchCode {
+    /// What to look for: words, an identifier (`parse_config`,
+    /// `Config.from_envvar`) or a question ("how are sessions refreshed?").
+    pub query: String,
+    /// Only this repository (see repo_status for names).
+    pub repo: Option<String>,
+    /// Number of results (default 10, at most 100).
+    pub n: Option<usize>,
+    /// Only this language (`python`, `rust`, `go`, `ts`...).
+    pub lang: Option<String>,
+    /// Only paths matching this glob (`src/**/*.py`, `crates/core`).
+    pub path: Option<String>,
+    /// `hybrid` (default: symbols, words and meaning), `lexical` or `semantic`.
+    pub mode: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct FindSymbol {
+    /// A definition's name (`Router`) or qualified name (`Router.route`).
+    pub name: String,
+    pub repo: Option<String>,
+    /// Most definitions (default 20).
+    pub n: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ReadRange {
+    /// The repository's name.
+    pub repo: String,
+    /// The file's path in the repository, as search results give it.
+    pub path: String,
+    /// First line, 1-based (default 1).
+    pub start_line: Option<u32>,
+    /// Last line, inclusive (default: the end; at most 2000 lines per call).
+    pub end_line: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SymbolArgs {
+    /// `name`, `Class.method`, or `path:name` to pick one of several definitions.
+    pub symbol: String,
+    /// The repository (needed when several are indexed).
+    pub repo: Option<String>,
+    /// How many references away to follow (impact only; default 5).
+    pub depth: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct WhoKnows {
+    /// A topic ("payment retries"), a path (`src/auth/`) or a symbol.
+    pub query: String,
+    pub repo: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AskArgs {
+    /// A question about the code.
+    pub question: String,
+    pub repo: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RepoStatusArgs {
+    /// One repository (default: all).
+    pub repo: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct IndexRepository {
+    /// The repository's name.
+    pub repo: String,
+    /// A commit, branch or tag (default: the source's current state).
+    pub rev: Option<String>,
+    /// A clone URL (https or ssh) for a repository not indexed yet.
+    pub source: Option<String>,
+}
+
+fn ok<T: Serialize>(v: &T) -> Result<CallToolResult, ErrorData> {
+    Ok(CallToolResult::structured(
+        serde_json::to_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+    ))
+}
+
+fn tool_error(e: &EngineError) -> CallToolResult {
+    CallToolResult::structured_error(
+        serde_json::to_value(wire::ErrorBody::from_engine(e)).unwrap_or_default(),
+    )
+}
+
+/// Run engine work off the async threads; engine errors become tool errors.
+async fn run<T: Serialize + Send + 'static>(
+    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
+) -> Result<CallToolResult, ErrorData> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => ok(&v),
+        Ok(Err(e)) => Ok(tool_error(&e)),
+        Err(_) => Err(ErrorData::internal_error(
+            "the tool failed inside the engine",
+            None,
+        )),
+    }
+}
+
+fn repos(r: &Option<String>) -> Vec<String> {
+    r.iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+impl KenMcp {
+    pub fn new(engine: Arc<Engine>, local: bool) -> KenMcp {
+        KenMcp {
+            engine,
+            local,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Who is calling: the local user over stdio, the token's principal over HTTP.
+    fn principal(&self, ctx: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
+        if self.local {
+            return Ok(Principal::local());
+        }
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Principal>())
+            .cloned()
+            .ok_or_else(|| ErrorData::invalid_request("this needs an API token", None))
+    }
+}
+
+#[tool_router]
+impl KenMcp {
+    #[tool(
+        description = "Search indexed code. Exact symbol matches come first, then chunks ranked by words, meaning and structure. Each result has repo, path, start_line-end_line, the symbol, its authors and the indexed commit; follow up with read_range for more lines."
+    )]
+    async fn search_code(
+        &self,
+        Parameters(a): Parameters<SearchCode>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(&ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            let filters = FilterSpec {
+                repos: repos(&a.repo),
+                langs: a.lang.into_iter().collect(),
+                paths: a.path.into_iter().collect(),
+                ..FilterSpec::default()
+            };
+            let mode = parse_mode(a.mode.as_deref().unwrap_or("hybrid"))?;
+            let req = SearchRequest::parse(
+                &a.query,
+                a.n.unwrap_or(10).min(100),
+                &filters,
+                false,
+                mode,
+                ken_engine::who::now(),
+            )?;
+            engine
+                .search(&req, &who.access)
+                .map(|r| wire::Search::from(&r))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Find where a symbol (function, class, method, type, constant) is defined, by name or qualified name. Case-exact matches first."
+    )]
+    async fn find_symbol(
+        &self,
+        Parameters(a): Parameters<FindSymbol>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(&ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            engine
+                .find_symbol(&a.name, &repos(&a.repo), a.n.unwrap_or(20), &who.access)
+                .map(|h| wire::Symbols::from_engine(&a.name, &h))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Read lines of a file at the indexed commit (1-based, inclusive; at most 2000 lines per call)."
+    )]
+    async fn read_range(
+        &self,
+        Parameters(a): Parameters<ReadRange>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(&ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            engine
+                .read_range(&a.repo, &a.path, a.start_line, a.end_line, &who.access)
+                .map(|r| wire::FileRange::from(&r))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Who calls a symbol: the direct callers found in the code graph, with their locations."
+    )]
+    async fn callers(
+        &self,
+        Parameters(a): Parameters<SymbolArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.structure(a, Walk::Callers, &ctx).await
+    }
+
+    #[tool(
+        description = "What breaks if a symbol changes or is deleted: everything that depends on it, transitively, each with its depth and the chain of references (via) that links it."
+    )]
+    async fn impact(
+        &self,
+        Parameters(a): Parameters<SymbolArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let depth = a.depth.unwrap_or(5);
+        self.structure(a, Walk::Impact { max_depth: depth }, &ctx)
+            .await
+    }
+
+    #[tool(
+        description = "Who knows this code: people ranked by recent ownership (blame) of the code a topic, path or symbol names, with the evidence."
+    )]
+    async fn who_knows(
+        &self,
+        Parameters(a): Parameters<WhoKnows>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(&ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            engine
+                .who(&a.query, &repos(&a.repo), 5, &who.access)
+                .map(|r| wire::Who::from(&r))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Answer a question about the code. With a language model configured, every claim is marked verified, unverified or invalid against its citations; without one, the best code is listed with locations."
+    )]
+    async fn ask(
+        &self,
+        Parameters(a): Parameters<AskArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(&ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            let req = ken_engine::ask::AskRequest {
+                question: a.question,
+                repos: repos(&a.repo),
+                limit: 8,
+                expand: true,
+                model: None,
+                offline: false,
+            };
+            engine
+                .ask(&req, &who.access, &mut ken_engine::ask::Quiet)
+                .map(|r| wire::Ask::from(&r))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "What is indexed: repositories, their commit, file and chunk counts, and embedding coverage."
+    )]
+    async fn repo_status(
+        &self,
+        Parameters(a): Parameters<RepoStatusArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(&ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            engine
+                .status(&repos(&a.repo), &who.access)
+                .map(|st| wire::Repos {
+                    repos: st.iter().map(wire::Repo::from).collect(),
+                })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Queue a job that indexes a repository (again) or a new one from a clone URL; needs the `index` scope. Returns the job; its progress is at repo_status or GET /api/v1/jobs/{id}."
+    )]
+    async fn index_repository(
+        &self,
+        Parameters(a): Parameters<IndexRepository>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(&ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            engine
+                .enqueue_index(
+                    IndexJob {
+                        repo: a.repo,
+                        source: a.source,
+                        rev: a.rev,
+                        origin: "mcp".into(),
+                        dedupe: None,
+                    },
+                    &who,
+                )
+                .map(|(job, new)| wire::Queued {
+                    job: job.id.clone(),
+                    new,
+                    status: wire::Job::from(&job),
+                })
+        })
+        .await
+    }
+}
+
+impl KenMcp {
+    async fn structure(
+        &self,
+        a: SymbolArgs,
+        walk: Walk,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = self.principal(ctx)?;
+        let engine = self.engine.clone();
+        run(move || {
+            engine
+                .structure(&a.symbol, a.repo.as_deref(), walk, &who.access)
+                .map(|(repo, r)| wire::Structure::from_engine(&repo, &r))
+        })
+        .await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for KenMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("kenning", env!("CARGO_PKG_VERSION"))
+                    .with_title("Kenning"),
+            )
+            .with_instructions(
+                "Kenning answers questions about indexed codebases. Start with search_code (or find_symbol for a name), read more with read_range, follow structure with callers and impact, find people with who_knows. repo_status lists the repositories.",
+            )
+    }
+}
+
+/// The MCP service mounted at `/mcp` (the auth middleware runs first).
+/// `allowed_hosts`: None keeps rmcp's loopback-only Host check; an empty
+/// list turns it off (the bearer token guards a public server).
+pub fn http_service(
+    engine: Arc<Engine>,
+    allowed_hosts: Option<Vec<String>>,
+) -> StreamableHttpService<KenMcp, LocalSessionManager> {
+    let mut config = StreamableHttpServerConfig::default();
+    if let Some(hosts) = allowed_hosts {
+        config = if hosts.is_empty() {
+            config.disable_allowed_hosts()
+        } else {
+            config.with_allowed_hosts(hosts)
+        };
+    }
+    StreamableHttpService::new(
+        move || Ok(KenMcp::new(engine.clone(), false)),
+        Default::default(),
+        config,
+    )
+}
+
+/// `ken mcp`: serve over stdin/stdout until the client closes it.
+pub fn serve_stdio(engine: Engine) -> Result<i32> {
+    let engine = Arc::new(engine);
+    // load the model now, not during the client's first call
+    engine.warm()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let server = KenMcp::new(engine.clone(), true);
+    let r: Result<()> = rt.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("MCP initialization failed")?;
+        running.waiting().await.context("MCP server stopped")?;
+        Ok(())
+    });
+    drop(rt);
+    r.map(|_| 0)
+}
