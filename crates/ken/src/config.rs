@@ -61,6 +61,8 @@ pub struct FileConfig {
     pub request_timeout: Option<u64>,
     /// `ken serve`: largest request body in bytes (default 1 MiB).
     pub max_body_bytes: Option<usize>,
+    /// `ken serve`: seconds a client may take to send a request's headers (default 10).
+    pub header_timeout: Option<u64>,
 }
 
 /// Settings of one repository.
@@ -106,6 +108,9 @@ pub fn server_config(home: &Path, env: &Env) -> Result<ServerConfig> {
     }
     if let Some(b) = file.max_body_bytes {
         c.max_body_bytes = b.max(1024);
+    }
+    if let Some(t) = file.header_timeout {
+        c.header_timeout = std::time::Duration::from_secs(t.max(1));
     }
     Ok(c)
 }
