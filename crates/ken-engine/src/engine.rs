@@ -350,9 +350,38 @@ impl Engine {
             },
             w => w,
         };
-        let r = self.one_repo(repo, access)?;
-        let graph = r.graph()?;
-        Ok((r.name.clone(), graph.structure(symbol.trim(), walk)))
+        if repo.is_some() {
+            let r = self.one_repo(repo, access)?;
+            let graph = r.graph()?;
+            return Ok((r.name.clone(), graph.structure(symbol.trim(), walk)));
+        }
+        // no repository named: the one that defines the symbol
+        let mut found: Vec<(String, StructureResult)> = Vec::new();
+        for r in self.select(&[], access)? {
+            let result = r.graph()?.structure(symbol.trim(), walk);
+            if !result.candidates.is_empty() {
+                found.push((r.name.clone(), result));
+            }
+        }
+        match found.len() {
+            0 => Ok((
+                String::new(),
+                StructureResult {
+                    symbol: symbol.trim().to_string(),
+                    candidates: Vec::new(),
+                    results: Vec::new(),
+                },
+            )),
+            1 => Ok(found.remove(0)),
+            _ => {
+                let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+                Err(EngineError::bad_input(format!(
+                    "`{}` is defined in several repositories",
+                    symbol.trim()
+                ))
+                .with_hint(format!("pick one with --repo ({})", names.join(", "))))
+            }
+        }
     }
 
     /// Definitions named `name` (case-exact first, then ignoring case and
@@ -426,20 +455,17 @@ impl Engine {
         let lines: Vec<&str> = text.lines().collect();
         let total = lines.len() as u32;
         let start = start.unwrap_or(1).max(1);
-        if total > 0 && start > total {
-            return Err(EngineError::bad_input(format!(
+        if start > total.max(1) {
+            return Err(EngineError::not_found(format!(
                 "{path} has {total} lines; line {start} is past its end"
             )));
         }
+        // an end before the start reads the start line alone
         let end = end
             .unwrap_or(total)
+            .max(start)
             .min(total)
             .min(start.saturating_add(MAX_READ_LINES - 1));
-        if end < start && total > 0 {
-            return Err(EngineError::bad_input(format!(
-                "the range {start}-{end} is empty: the end comes before the start"
-            )));
-        }
         let text = if total == 0 {
             String::new()
         } else {

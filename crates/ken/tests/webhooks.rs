@@ -185,9 +185,12 @@ fn configured_branches_and_a_server_without_a_secret() {
     let s = Server::start(&ken, &[]);
     let b = push_body("acme/shop", "release", &sha);
     let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-1", "push");
-    assert_eq!(
-        (st, v["error"]["code"].as_str()),
-        (503, Some("unavailable"))
+    assert_eq!((st, v["error"]["code"].as_str()), (404, Some("not_found")));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("KEN_WEBHOOK_SECRET")
     );
     drop(s);
 

@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use ken_engine::ask::{AskObserver, AskRequest, StepOutcome};
 use ken_engine::graph::Walk;
 use ken_engine::jobs::IndexJob;
-use ken_engine::request::{FilterSpec, parse_mode};
-use ken_engine::search::SearchRequest;
+use ken_engine::request::FilterSpec;
+use ken_engine::search::{Mode, SearchRequest};
 use ken_engine::tokens::{Principal, Scope};
 use ken_engine::who::LogSearchRequest;
 use serde::Deserialize;
@@ -23,6 +23,50 @@ use utoipa::{IntoParams, ToSchema};
 use super::App;
 use super::error::{ApiError, ApiResult, J, P, Q, RawBody, blocking};
 use crate::wire;
+
+/// A count from the query: `default` when absent, else within 1..=`max`.
+fn count(name: &str, v: Option<usize>, default: usize, max: usize) -> ApiResult<usize> {
+    match v {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(n) => Err(ApiError::bad_request(format!(
+            "{name} must be between 1 and {max}, not {n}"
+        ))),
+    }
+}
+
+/// A JSON number that is a whole number (`8` or `8.0`, as JSON Schema's `integer`).
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let v: Option<serde_json::Number> = Deserialize::deserialize(d)?;
+    let Some(n) = v else { return Ok(None) };
+    if let Some(u) = n.as_u64() {
+        return Ok(Some(u as usize));
+    }
+    match n.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 && f < 1e15 => Ok(Some(f as usize)),
+        _ => Err(serde::de::Error::custom(format!("{n} is not a count"))),
+    }
+}
+
+/// Path globs over the API take `*`, `**` and `?` (no classes or braces).
+fn glob(v: &Option<String>) -> ApiResult<Vec<String>> {
+    match v.as_deref().map(str::trim).filter(|g| !g.is_empty()) {
+        None => Ok(Vec::new()),
+        Some(g) if g.contains(['[', ']', '{', '}', '\\']) => Err(ApiError::bad_request(format!(
+            "path `{g}`: globs here take *, ** and ? only"
+        ))),
+        Some(g) => Ok(vec![g.to_string()]),
+    }
+}
+
+/// `hybrid`, `lexical` or `semantic`.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeParam {
+    Hybrid,
+    Lexical,
+    Semantic,
+}
 
 /// `a,b` → `[a, b]`.
 fn list(v: &Option<String>) -> Vec<String> {
@@ -38,25 +82,36 @@ fn list(v: &Option<String>) -> Vec<String> {
 #[into_params(parameter_in = Query)]
 pub struct SearchParams {
     /// What to look for: words, an identifier or a question.
+    #[param(min_length = 1, pattern = r"\S")]
     q: String,
     /// Number of results (1–1000; default 10).
+    #[param(minimum = 1, maximum = 1000)]
     n: Option<usize>,
     /// Only these repositories (comma-separated names).
     repo: Option<String>,
     /// Only these languages (comma-separated: `python`, `rust`, `ts`...).
     lang: Option<String>,
-    /// Only paths matching this glob (`src/**/*.py`, `crates/core`).
+    /// Only paths matching this glob (`src/**/*.py`, `crates/core`): `*`,
+    /// `**` and `?`.
+    #[param(pattern = r"^[^\[\]{}\\]*$")]
     path: Option<String>,
     /// Only code last changed by this person (any alias).
     author: Option<String>,
-    /// Only code changed since a date (2024-05-01) or an age (2w).
+    /// Only code changed since a date (2024-05-01), an age (2w: h, d, w, m, y),
+    /// `now`, `today`, `yesterday` or seconds since the epoch.
+    #[param(
+        pattern = r"^(|now|today|yesterday|[0-9]{1,6}[hdwmy]|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]).*|[0-9]{9,18})$"
+    )]
     since: Option<String>,
-    /// Only code changed until a date or age.
+    /// Only code changed until a date or age (as `since`).
+    #[param(
+        pattern = r"^(|now|today|yesterday|[0-9]{1,6}[hdwmy]|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]).*|[0-9]{9,18})$"
+    )]
     until: Option<String>,
     /// One result per file.
     files: Option<bool>,
     /// `hybrid` (default), `lexical` or `semantic`.
-    mode: Option<String>,
+    mode: Option<ModeParam>,
 }
 
 /// Ranked code for a query, as `ken search --json`.
@@ -70,17 +125,22 @@ pub async fn search(
     let filters = FilterSpec {
         repos: list(&p.repo),
         langs: list(&p.lang),
-        paths: p.path.iter().cloned().collect(),
+        paths: glob(&p.path)?,
         author: p.author,
         since: p.since,
         until: p.until,
     };
-    let mode = parse_mode(p.mode.as_deref().unwrap_or("hybrid"))?;
+    let mode = match p.mode.unwrap_or(ModeParam::Hybrid) {
+        ModeParam::Hybrid => Mode::Hybrid,
+        ModeParam::Lexical => Mode::Lexical,
+        ModeParam::Semantic => Mode::Semantic,
+    };
+    let n = count("n", p.n, 10, 1000)?;
     let engine = app.engine.clone();
     let resp = blocking(move || {
         let req = SearchRequest::parse(
             &p.q,
-            p.n.unwrap_or(10),
+            n,
             &filters,
             p.files.unwrap_or(false),
             mode,
@@ -93,12 +153,16 @@ pub async fn search(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AskBody {
     /// The question.
+    #[schema(min_length = 1, pattern = r"\S")]
     question: String,
     /// Only this repository (or comma-separated names).
     repo: Option<String>,
     /// Chunks retrieved per search step (1–50; default 8).
+    #[schema(minimum = 1, maximum = 50, value_type = Option<u32>)]
+    #[serde(default, deserialize_with = "whole_number")]
     n: Option<usize>,
     /// Answer without the model even if one is configured.
     offline: Option<bool>,
@@ -147,10 +211,13 @@ pub async fn ask(
     headers: HeaderMap,
     J(body): J<AskBody>,
 ) -> ApiResult<Response> {
+    if body.question.trim().is_empty() {
+        return Err(ApiError::bad_request("no question given"));
+    }
     let req = AskRequest {
         question: body.question,
         repos: list(&body.repo),
-        limit: body.n.unwrap_or(8).clamp(1, 50),
+        limit: count("n", body.n, 8, 50)?,
         expand: true,
         model: None,
         offline: body.offline.unwrap_or(false),
@@ -193,10 +260,12 @@ pub async fn ask(
 #[into_params(parameter_in = Query)]
 pub struct WhoParams {
     /// A topic ("payment retries"), a path or a symbol.
+    #[param(min_length = 1, pattern = r"\S")]
     q: String,
     /// Only these repositories (comma-separated).
     repo: Option<String>,
     /// Number of people (1–100; default 5).
+    #[param(minimum = 1, maximum = 100)]
     n: Option<usize>,
 }
 
@@ -208,9 +277,9 @@ pub async fn who(
     Extension(who): Extension<Principal>,
     Q(p): Q<WhoParams>,
 ) -> ApiResult<Json<wire::Who>> {
+    let n = count("n", p.n, 5, 100)?;
     let engine = app.engine.clone();
-    let r =
-        blocking(move || engine.who(&p.q, &list(&p.repo), p.n.unwrap_or(5), &who.access)).await?;
+    let r = blocking(move || engine.who(&p.q, &list(&p.repo), n, &who.access)).await?;
     Ok(Json(wire::Who::from(&r)))
 }
 
@@ -246,10 +315,18 @@ pub struct LogParams {
     repo: Option<String>,
     /// Only commits by this person (any alias).
     author: Option<String>,
-    /// Since a date or an age.
+    /// Since a date or an age (as `since` of search).
+    #[param(
+        pattern = r"^(|now|today|yesterday|[0-9]{1,6}[hdwmy]|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]).*|[0-9]{9,18})$"
+    )]
     since: Option<String>,
+    /// Until a date or an age.
+    #[param(
+        pattern = r"^(|now|today|yesterday|[0-9]{1,6}[hdwmy]|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]).*|[0-9]{9,18})$"
+    )]
     until: Option<String>,
     /// Number of commits (1–1000; default 10).
+    #[param(minimum = 1, maximum = 1000)]
     n: Option<usize>,
 }
 
@@ -261,6 +338,7 @@ pub async fn log(
     Extension(who): Extension<Principal>,
     Q(p): Q<LogParams>,
 ) -> ApiResult<Json<wire::LogSearch>> {
+    let n = count("n", p.n, 10, 1000)?;
     let engine = app.engine.clone();
     let query = p.q.clone().unwrap_or_default();
     let q2 = query.clone();
@@ -275,7 +353,7 @@ pub async fn log(
         let req = LogSearchRequest {
             query: q2,
             repos: list(&p.repo),
-            limit: p.n.unwrap_or(10),
+            limit: n,
             author: p.author.filter(|a| !a.trim().is_empty()),
             since: time(&p.since)?,
             until: time(&p.until)?,
@@ -290,10 +368,22 @@ pub async fn log(
 #[into_params(parameter_in = Query)]
 pub struct SymbolParams {
     /// `name`, `Class.method`, or `path:name` to pick one of several.
+    #[param(min_length = 1, pattern = r"\S")]
     symbol: String,
     /// The repository (needed when several are indexed).
     repo: Option<String>,
-    /// How many references away to follow (impact only; 1–50, default 5).
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ImpactParams {
+    /// `name`, `Class.method`, or `path:name` to pick one of several.
+    #[param(min_length = 1, pattern = r"\S")]
+    symbol: String,
+    /// The repository (needed when several are indexed).
+    repo: Option<String>,
+    /// How many references away to follow (1–50, default 5).
+    #[param(minimum = 1, maximum = 50)]
     depth: Option<u32>,
 }
 
@@ -332,14 +422,18 @@ pub async fn callees(
 }
 
 /// What depends on a symbol, transitively, with the chain of references.
-#[utoipa::path(get, path = "/api/v1/impact", tag = "structure", params(SymbolParams),
+#[utoipa::path(get, path = "/api/v1/impact", tag = "structure", params(ImpactParams),
     responses((status = 200, description = "dependents", body = wire::Structure)))]
 pub async fn impact(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
-    Q(p): Q<SymbolParams>,
+    Q(p): Q<ImpactParams>,
 ) -> ApiResult<Json<wire::Structure>> {
-    let depth = p.depth.unwrap_or(5);
+    let depth = count("depth", p.depth.map(|d| d as usize), 5, 50)? as u32;
+    let p = SymbolParams {
+        symbol: p.symbol,
+        repo: p.repo,
+    };
     structure(app, who, p, Walk::Impact { max_depth: depth }).await
 }
 
@@ -347,10 +441,12 @@ pub async fn impact(
 #[into_params(parameter_in = Query)]
 pub struct FindParams {
     /// A definition's name or qualified name.
+    #[param(min_length = 1, pattern = r"\S")]
     q: String,
     /// Only these repositories (comma-separated).
     repo: Option<String>,
     /// Most definitions (1–200; default 20).
+    #[param(minimum = 1, maximum = 200)]
     n: Option<usize>,
 }
 
@@ -362,11 +458,10 @@ pub async fn symbols(
     Extension(who): Extension<Principal>,
     Q(p): Q<FindParams>,
 ) -> ApiResult<Json<wire::Symbols>> {
+    let n = count("n", p.n, 20, 200)?;
     let engine = app.engine.clone();
     let q = p.q.clone();
-    let hits =
-        blocking(move || engine.find_symbol(&p.q, &list(&p.repo), p.n.unwrap_or(20), &who.access))
-            .await?;
+    let hits = blocking(move || engine.find_symbol(&p.q, &list(&p.repo), n, &who.access)).await?;
     Ok(Json(wire::Symbols::from_engine(&q, &hits)))
 }
 
@@ -404,10 +499,13 @@ pub async fn repo(
 #[into_params(parameter_in = Query)]
 pub struct FileParams {
     /// The file's path in the repository.
+    #[param(min_length = 1)]
     path: String,
     /// First line (1-based; default 1).
+    #[param(minimum = 1)]
     start: Option<u32>,
-    /// Last line (inclusive; default the end, at most 2000 lines).
+    /// Last line (inclusive; default the end, at most 2000 lines from the start).
+    #[param(minimum = 1)]
     end: Option<u32>,
 }
 
@@ -428,6 +526,7 @@ pub async fn file(
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct IndexBody {
     /// A commit, branch or tag (default: what the source has checked out or its HEAD).
     rev: Option<String>,
@@ -446,11 +545,15 @@ pub async fn index(
     P(name): P<String>,
     RawBody(raw): RawBody,
 ) -> ApiResult<Response> {
+    let bad = |e: serde_json::Error| ApiError::bad_request(format!("invalid JSON body: {e}"));
     let body: IndexBody = if raw.iter().all(u8::is_ascii_whitespace) {
         IndexBody::default()
     } else {
-        serde_json::from_slice(&raw)
-            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+        match serde_json::from_slice::<serde_json::Value>(&raw).map_err(bad)? {
+            serde_json::Value::Null => IndexBody::default(),
+            v @ serde_json::Value::Object(_) => serde_json::from_value(v).map_err(bad)?,
+            _ => return Err(ApiError::bad_request("the body must be a JSON object")),
+        }
     };
     who.require(Scope::Index)?;
     let engine = app.engine.clone();
@@ -496,6 +599,7 @@ pub async fn job(
 #[into_params(parameter_in = Query)]
 pub struct JobsParams {
     /// Most jobs (1–1000; default 20).
+    #[param(minimum = 1, maximum = 1000)]
     n: Option<usize>,
 }
 
@@ -507,8 +611,9 @@ pub async fn jobs(
     Extension(who): Extension<Principal>,
     Q(p): Q<JobsParams>,
 ) -> ApiResult<Json<wire::Jobs>> {
+    let n = count("n", p.n, 20, 1000)?;
     let engine = app.engine.clone();
-    let list = blocking(move || engine.jobs(p.n.unwrap_or(20), &who.access)).await?;
+    let list = blocking(move || engine.jobs(n, &who.access)).await?;
     Ok(Json(wire::Jobs {
         jobs: list.iter().map(wire::Job::from).collect(),
     }))

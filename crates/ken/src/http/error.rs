@@ -80,6 +80,12 @@ impl IntoResponse for ApiError {
 pub type ApiResult<T> = Result<T, ApiError>;
 
 fn rejection(status: StatusCode, text: String) -> ApiError {
+    // a well-formed body of the wrong shape is as bad a request as any
+    let status = if status == StatusCode::UNPROCESSABLE_ENTITY {
+        StatusCode::BAD_REQUEST
+    } else {
+        status
+    };
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         return ApiError::new(status, "bad_request", "the request body is too large");
     }

@@ -45,9 +45,8 @@ fn decode_hex(s: &str) -> Option<Vec<u8>> {
 fn secret(app: &App) -> ApiResult<&[u8]> {
     match app.cfg.webhook_secret.as_deref() {
         Some(s) if !s.is_empty() => Ok(s.as_bytes()),
-        _ => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
+        // without a secret nothing could be checked: the route is off
+        _ => Err(ApiError::not_found(
             "webhooks are off: the server has no webhook secret (set KEN_WEBHOOK_SECRET)",
         )),
     }

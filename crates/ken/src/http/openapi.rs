@@ -6,6 +6,7 @@
 use axum::Router;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{Content, OpenApi as Doc, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
@@ -96,6 +97,11 @@ fn finish(doc: &mut Doc) {
                 .build(),
         )
     };
+    let names: Vec<String> = ken_core::Language::names()
+        .map(|n| n.replace('+', "\\+"))
+        .collect();
+    // comma-separated names; blanks between commas are ignored
+    let langs = format!("^ *({0})? *(, *({0})? *)*$", names.join("|"));
     for (path, item) in doc.paths.paths.iter_mut() {
         let open = path == "/healthz" || path.starts_with("/hooks/");
         let ops: [&mut Option<Operation>; 4] = [
@@ -105,6 +111,36 @@ fn finish(doc: &mut Doc) {
             &mut item.delete,
         ];
         for op in ops.into_iter().flatten() {
+            for p in op.parameters.iter_mut().flatten() {
+                if let RefOr::T(p) = p
+                    && p.name == "lang"
+                {
+                    p.schema = Some(RefOr::T(
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .pattern(Some(langs.clone()))
+                            .into(),
+                    ));
+                }
+            }
+            if op.request_body.is_some() {
+                op.responses
+                    .responses
+                    .entry("415".into())
+                    .or_insert_with(|| {
+                        error("the body is not application/json (code `bad_request`)")
+                    });
+            }
+            // each Server-Sent Event carries one JSON object
+            for r in op.responses.responses.values_mut() {
+                if let RefOr::T(r) = r
+                    && let Some(RefOr::T(c)) = r.content.get_mut("text/event-stream")
+                {
+                    c.schema = Some(RefOr::T(
+                        ObjectBuilder::new().schema_type(Type::Object).into(),
+                    ));
+                }
+            }
             let r = &mut op.responses.responses;
             let mut add = |code: &str, what: &str| {
                 r.entry(code.to_string()).or_insert_with(|| error(what));

@@ -426,6 +426,15 @@ pub fn serve_stdio(engine: Engine) -> Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // jobs queued by index_repository run here, one at a time
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let runner = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("ken-jobs".into())
+            .spawn(move || engine.run_jobs(&stop))
+            .context("cannot start the job runner")?
+    };
     let server = KenMcp::new(engine.clone(), true);
     let r: Result<()> = rt.block_on(async move {
         let running = server
@@ -436,5 +445,7 @@ pub fn serve_stdio(engine: Engine) -> Result<i32> {
         Ok(())
     });
     drop(rt);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = runner.join();
     r.map(|_| 0)
 }
