@@ -156,15 +156,23 @@ impl Engine {
     /// Every repository the caller may see, open and current.
     pub fn repos(&self, access: &Access) -> Result<Vec<Arc<OpenRepo>>> {
         let dirs = home::index_dirs(&self.settings.home);
-        let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
-        open.retain(|dir, _| dirs.iter().any(|(_, d)| d == dir));
+        let known: HashMap<PathBuf, Arc<OpenRepo>> = {
+            let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
+            open.retain(|dir, _| dirs.iter().any(|(_, d)| d == dir));
+            open.clone()
+        };
         let mut out = Vec::with_capacity(dirs.len());
         for (dir_name, dir) in dirs {
-            let repo = match open.get(&dir) {
+            let repo = match known.get(&dir) {
                 Some(r) if r.is_current() => r.clone(),
                 _ => {
+                    // opened outside the lock: other repositories stay served
+                    // meanwhile (two requests may both open it; one copy stays)
                     let r = Arc::new(OpenRepo::open(&self.settings.home, &dir, &dir_name)?);
-                    open.insert(dir.clone(), r.clone());
+                    self.repos
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(dir.clone(), r.clone());
                     r
                 }
             };

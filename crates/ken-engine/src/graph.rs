@@ -13,7 +13,8 @@ use serde::Serialize;
 use crate::Result;
 
 /// What a graph update did.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct GraphReport {
     /// Everything was resolved again (no usable saved state).
     pub full: bool,

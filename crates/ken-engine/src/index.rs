@@ -37,7 +37,8 @@ pub struct IndexRequest {
 }
 
 /// What a run did.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct IndexReport {
     pub name: String,
     pub commit: Option<String>,

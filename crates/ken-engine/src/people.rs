@@ -15,7 +15,8 @@ use serde::Serialize;
 use crate::{EngineError, Result};
 
 /// What the people step of an index run did.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PeopleReport {
     pub commits_added: usize,
     pub files_blamed: usize,

@@ -6,6 +6,7 @@ use globset::Glob;
 use ken_core::{Filters, Language};
 
 use crate::search::{Mode, SearchRequest};
+use crate::who::LogSearchRequest;
 use crate::{EngineError, Result};
 
 /// Filters as written: `--repo`, `--lang`, `--path`, `--author`, `--since`, `--until`.
@@ -103,6 +104,33 @@ impl SearchRequest {
             filters: filters.parse(now)?,
             files,
             mode,
+        })
+    }
+}
+
+impl LogSearchRequest {
+    /// A history search with times as written (`2w`, `2024-05-01`; blank: none).
+    pub fn parse(
+        query: &str,
+        repos: Vec<String>,
+        limit: usize,
+        author: Option<String>,
+        since: Option<&str>,
+        until: Option<&str>,
+        now: i64,
+    ) -> Result<LogSearchRequest> {
+        let time = |t: Option<&str>| {
+            t.filter(|t| !t.trim().is_empty())
+                .map(|t| crate::time::parse_time(t, now))
+                .transpose()
+        };
+        Ok(LogSearchRequest {
+            query: query.to_string(),
+            repos,
+            limit: limit.clamp(1, MAX_RESULTS),
+            author: author.filter(|a| !a.trim().is_empty()),
+            since: time(since)?,
+            until: time(until)?,
         })
     }
 }

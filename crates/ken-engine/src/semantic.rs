@@ -202,7 +202,8 @@ pub trait EmbedProgress {
 pub struct NoEmbedProgress;
 impl EmbedProgress for NoEmbedProgress {}
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct EmbedReport {
     pub model: String,
     pub chunks: u64,

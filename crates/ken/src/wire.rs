@@ -689,7 +689,12 @@ impl From<&EngineJob> for Job {
             origin: j.origin.clone(),
             state: j.state.name().to_string(),
             progress: j.progress.clone(),
-            result: j.result.clone(),
+            // the engine's report, in the shape `ken index --json` prints
+            result: j
+                .result
+                .clone()
+                .and_then(|v| serde_json::from_value::<IndexReport>(v).ok())
+                .and_then(|r| serde_json::to_value(IndexRun::from(&r)).ok()),
             error: j.error.clone(),
             attempts: j.attempts,
             created_at: j.created_at,

@@ -84,20 +84,15 @@ pub fn people(engine: &Engine, a: PeopleArgs, out: &Output) -> Result<i32> {
 }
 
 pub fn log_search(engine: &Engine, a: LogSearchArgs, out: &Output) -> Result<i32> {
-    let now = super::now();
-    let time = |t: &Option<String>| {
-        t.as_deref()
-            .map(|t| ken_engine::time::parse_time(t, now))
-            .transpose()
-    };
-    let req = LogSearchRequest {
-        query: a.query.join(" "),
-        repos: a.repos,
-        limit: a.limit.max(1),
-        author: a.author,
-        since: time(&a.since)?,
-        until: time(&a.until)?,
-    };
+    let req = LogSearchRequest::parse(
+        &a.query.join(" "),
+        a.repos,
+        a.limit,
+        a.author,
+        a.since.as_deref(),
+        a.until.as_deref(),
+        super::now(),
+    )?;
     let hits = engine.log_search(&req, &Access::All)?;
     if out.json {
         out.print(&wire::LogSearch::from_engine(&req.query, &hits));

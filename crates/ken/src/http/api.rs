@@ -343,21 +343,15 @@ pub async fn log(
     let query = p.q.clone().unwrap_or_default();
     let q2 = query.clone();
     let hits = blocking(move || {
-        let now = ken_engine::who::now();
-        let time = |t: &Option<String>| {
-            t.as_deref()
-                .filter(|t| !t.trim().is_empty())
-                .map(|t| ken_engine::time::parse_time(t, now))
-                .transpose()
-        };
-        let req = LogSearchRequest {
-            query: q2,
-            repos: list(&p.repo),
-            limit: n,
-            author: p.author.filter(|a| !a.trim().is_empty()),
-            since: time(&p.since)?,
-            until: time(&p.until)?,
-        };
+        let req = LogSearchRequest::parse(
+            &q2,
+            list(&p.repo),
+            n,
+            p.author,
+            p.since.as_deref(),
+            p.until.as_deref(),
+            ken_engine::who::now(),
+        )?;
         engine.log_search(&req, &who.access)
     })
     .await?;
