@@ -61,6 +61,16 @@ pub struct SymbolHit {
     pub commit: Option<String>,
 }
 
+/// Callers, callees or impact, with the repository they were found in.
+#[derive(Debug, Clone)]
+pub struct StructureAnswer {
+    /// The repository ("" when no repository defines the symbol).
+    pub repo: String,
+    /// Its indexed commit.
+    pub commit: Option<String>,
+    pub result: StructureResult,
+}
+
 /// Lines of a file at the indexed commit.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileRange {
@@ -347,7 +357,7 @@ impl Engine {
         repo: Option<&str>,
         walk: Walk,
         access: &Access,
-    ) -> Result<(String, StructureResult)> {
+    ) -> Result<StructureAnswer> {
         if symbol.trim().is_empty() {
             return Err(EngineError::bad_input("no symbol given")
                 .with_hint("name one: `name`, `Class.method` or `path:name`"));
@@ -358,31 +368,37 @@ impl Engine {
             },
             w => w,
         };
+        let answer = |r: &OpenRepo, result| StructureAnswer {
+            repo: r.name.clone(),
+            commit: r.state.commit.clone(),
+            result,
+        };
         if repo.is_some() {
             let r = self.one_repo(repo, access)?;
-            let graph = r.graph()?;
-            return Ok((r.name.clone(), graph.structure(symbol.trim(), walk)));
+            let result = r.graph()?.structure(symbol.trim(), walk);
+            return Ok(answer(&r, result));
         }
         // no repository named: the one that defines the symbol
-        let mut found: Vec<(String, StructureResult)> = Vec::new();
+        let mut found: Vec<StructureAnswer> = Vec::new();
         for r in self.select(&[], access)? {
             let result = r.graph()?.structure(symbol.trim(), walk);
             if !result.candidates.is_empty() {
-                found.push((r.name.clone(), result));
+                found.push(answer(&r, result));
             }
         }
         match found.len() {
-            0 => Ok((
-                String::new(),
-                StructureResult {
+            0 => Ok(StructureAnswer {
+                repo: String::new(),
+                commit: None,
+                result: StructureResult {
                     symbol: symbol.trim().to_string(),
                     candidates: Vec::new(),
                     results: Vec::new(),
                 },
-            )),
+            }),
             1 => Ok(found.remove(0)),
             _ => {
-                let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+                let names: Vec<&str> = found.iter().map(|a| a.repo.as_str()).collect();
                 Err(EngineError::bad_input(format!(
                     "`{}` is defined in several repositories",
                     symbol.trim()

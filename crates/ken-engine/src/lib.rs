@@ -27,6 +27,6 @@ pub mod time;
 pub mod tokens;
 pub mod who;
 
-pub use engine::{Access, Engine, FileRange, SymbolHit};
+pub use engine::{Access, Engine, FileRange, StructureAnswer, SymbolHit};
 pub use error::{EngineError, ErrorKind, Result};
 pub use settings::Settings;

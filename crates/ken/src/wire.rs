@@ -7,14 +7,13 @@ use std::collections::BTreeMap;
 
 use ken_core::Hit;
 use ken_engine::ask::{AskResponse, StepOutcome};
-use ken_engine::graph::StructureResult;
 use ken_engine::index::IndexReport;
 use ken_engine::jobs::Job as EngineJob;
 use ken_engine::people::PersonSummary;
 use ken_engine::search::SearchResponse;
 use ken_engine::status::RepoStatus as EngineRepoStatus;
 use ken_engine::who::{LogHit, WhoResponse as EngineWho};
-use ken_engine::{EngineError, FileRange as EngineRange, SymbolHit};
+use ken_engine::{EngineError, FileRange as EngineRange, StructureAnswer, SymbolHit};
 use ken_llm::Claim as EngineClaim;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -456,17 +455,22 @@ pub struct Dependent {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct Structure {
     pub symbol: String,
+    /// The repository searched ("" when no repository defines the symbol).
     pub repo: String,
+    /// Its indexed commit.
+    pub commit: Option<String>,
     /// The definitions the name matched.
     pub candidates: Vec<Definition>,
     pub results: Vec<Dependent>,
 }
 
 impl Structure {
-    pub fn from_engine(repo: &str, r: &StructureResult) -> Structure {
+    pub fn from_engine(a: &StructureAnswer) -> Structure {
+        let r = &a.result;
         Structure {
             symbol: r.symbol.clone(),
-            repo: repo.to_string(),
+            repo: a.repo.clone(),
+            commit: a.commit.clone(),
             candidates: r
                 .candidates
                 .iter()
@@ -808,6 +812,7 @@ mod tests {
 
     use super::*;
     use ken_core::{ChunkKind, Language, Signals};
+    use ken_engine::graph::StructureResult;
     use serde_json::json;
 
     fn hit() -> Hit {
@@ -912,9 +917,14 @@ mod tests {
             }],
         };
         assert_eq!(
-            serde_json::to_value(Structure::from_engine("r", &r)).unwrap(),
+            serde_json::to_value(Structure::from_engine(&StructureAnswer {
+                repo: "r".into(),
+                commit: Some("abc".into()),
+                result: r
+            }))
+            .unwrap(),
             json!({
-                "symbol": "load", "repo": "r",
+                "symbol": "load", "repo": "r", "commit": "abc",
                 "candidates": [{"path": "a.py", "symbol": "load", "kind": "function", "start_line": 1, "end_line": 3}],
                 "results": [{"path": "b.py", "symbol": "main", "start_line": 5, "end_line": 9, "depth": 2,
                     "via": [{"from": "b.py:main", "to": "a.py:run", "kind": "call", "path": "b.py", "line": 6}]}]

@@ -120,6 +120,7 @@ fn check(t: &Value, commit: &str) {
         .map(|r| (r["symbol"].as_str().unwrap(), r["depth"].as_u64().unwrap()))
         .collect();
     assert!(found.contains(&("start", 1)), "{found:?}");
+    assert_eq!(t["impact"]["value"]["commit"], commit);
     assert!(found.contains(&("main", 2)), "{found:?}");
     let main = impact
         .as_array()

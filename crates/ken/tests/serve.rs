@@ -36,6 +36,15 @@ fn the_api_answers_with_the_cli_shapes() {
 
     let (st, v) = s.get("/healthz", None);
     assert_eq!((st, &v["ok"]), (200, &json!(true)));
+    // CORS is off unless origins are configured
+    let r = s
+        .http
+        .get(format!("{}/api/v1/repos", s.base))
+        .bearer_auth(&t)
+        .header("origin", "https://evil.example")
+        .send()
+        .unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
 
     // the same search through the CLI and the API gives the same results
     let cli = ken.search(&["refresh_token", "--repo", "shop"]);

@@ -7,13 +7,18 @@ use crate::output::Output;
 use crate::wire;
 
 pub fn run(engine: &Engine, a: StructureArgs, walk: Walk, out: &Output) -> Result<i32> {
-    let (repo, r) = engine.structure(&a.symbol, a.repo.as_deref(), walk, &Access::All)?;
+    let answer = engine.structure(&a.symbol, a.repo.as_deref(), walk, &Access::All)?;
     if out.json {
-        out.print(&wire::Structure::from_engine(&repo, &r));
+        out.print(&wire::Structure::from_engine(&answer));
         return Ok(0);
     }
+    let (repo, r) = (&answer.repo, &answer.result);
     if r.candidates.is_empty() {
-        outln!("no definition named `{}` in {repo}", a.symbol);
+        if repo.is_empty() {
+            outln!("no definition named `{}` in any repository", a.symbol);
+        } else {
+            outln!("no definition named `{}` in {repo}", a.symbol);
+        }
         return Ok(0);
     }
     if r.candidates.len() > 1 {

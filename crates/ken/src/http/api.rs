@@ -388,9 +388,9 @@ async fn structure(
     walk: Walk,
 ) -> ApiResult<Json<wire::Structure>> {
     let engine = app.engine.clone();
-    let (repo, r) =
+    let a =
         blocking(move || engine.structure(&p.symbol, p.repo.as_deref(), walk, &who.access)).await?;
-    Ok(Json(wire::Structure::from_engine(&repo, &r)))
+    Ok(Json(wire::Structure::from_engine(&a)))
 }
 
 /// Who calls a symbol (direct callers).

@@ -375,7 +375,7 @@ impl KenMcp {
         run(move || {
             engine
                 .structure(&a.symbol, a.repo.as_deref(), walk, &who.access)
-                .map(|(repo, r)| wire::Structure::from_engine(&repo, &r))
+                .map(|a| wire::Structure::from_engine(&a))
         })
         .await
     }
