@@ -132,8 +132,13 @@ impl Engine {
     pub fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>> {
         self.embedder
             .get_or_init(|| {
-                crate::semantic::open_embedder(&self.settings.embedder)
-                    .map(|e| e.map(Arc::<dyn Embedder>::from))
+                let capacity = self.settings.query_cache;
+                crate::semantic::open_embedder(&self.settings.embedder).map(|e| {
+                    e.map(|e| {
+                        Arc::new(crate::query_cache::CachedQueries::new(e, capacity))
+                            as Arc<dyn Embedder>
+                    })
+                })
             })
             .clone()
     }

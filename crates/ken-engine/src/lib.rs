@@ -17,6 +17,7 @@ pub mod index;
 pub mod jobs;
 pub mod people;
 pub mod query;
+pub mod query_cache;
 pub mod repo;
 pub mod request;
 pub mod search;

@@ -33,6 +33,8 @@ pub struct Settings {
     /// Clone and fetch any URL (file://, http://, private and loopback
     /// hosts); by default only https/ssh remotes on public addresses.
     pub allow_private_urls: bool,
+    /// Query vectors an engine remembers (0: none).
+    pub query_cache: usize,
     /// Branches whose pushes are indexed, per repository name.
     pub repo_branches: BTreeMap<String, Vec<String>>,
     /// Branches whose pushes are indexed for repositories not in
@@ -57,6 +59,7 @@ impl Settings {
             llm: None,
             context_tokens: 6000,
             allow_private_urls: false,
+            query_cache: 4096,
             repo_branches: BTreeMap::new(),
             webhook_branches: Vec::new(),
         }

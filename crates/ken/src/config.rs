@@ -46,6 +46,8 @@ pub struct FileConfig {
     pub llm_timeout: Option<u64>,
     /// Tokens of code context given to the model.
     pub context_tokens: Option<usize>,
+    /// Query vectors a long-lived engine (`ken serve`, `ken mcp`) remembers (0: none).
+    pub query_cache: Option<usize>,
     /// Clone and fetch any URL: file://, http://, loopback and private
     /// hosts (default false: https/ssh on public addresses only).
     pub allow_private_urls: Option<bool>,
@@ -317,6 +319,9 @@ pub fn settings(
     }
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;
+    }
+    if let Some(q) = file.query_cache {
+        s.query_cache = q;
     }
     s.allow_private_urls = env
         .allow_private_urls
