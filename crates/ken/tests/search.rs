@@ -160,3 +160,32 @@ fn a_reader_that_goes_away_stops_output_quietly() {
     assert!(out.status.success(), "{:?} {err}", out.status);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn chunks_after_non_ascii_text_have_their_own_text() {
+    // Chunk texts are cut from the file by byte offsets; text with
+    // multi-byte characters before a function must not shift it.
+    let r = Repo::new();
+    let mut body = String::from(
+        "\"\"\"Módulo de configuración — ñandú 日本語 ééééééééé.\"\"\"\n\nimport os\n\n",
+    );
+    for i in 0..400 {
+        body.push_str(&format!("SETTING_{i} = \"valor {i} — ü\"\n"));
+    }
+    body.push_str("\n\ndef load_settings(path):\n    \"\"\"Read the settings file.\"\"\"\n    return open(path).read()\n");
+    r.write("conf.py", body);
+    r.commit("settings");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap()]);
+    let v = ken.search(&["load_settings", "-n", "1"]);
+    let hit = &v["results"][0];
+    assert_eq!(hit["symbol"], "load_settings");
+    assert!(
+        hit["snippet"]
+            .as_str()
+            .unwrap()
+            .starts_with("def load_settings(path):"),
+        "{}",
+        hit["snippet"]
+    );
+}

@@ -186,9 +186,13 @@ pub(crate) fn stats(conn: &Connection) -> Result<Stats> {
     })
 }
 
+// A chunk's text is its stored text (synthetic chunks) or its bytes of the
+// file: `substr` of a BLOB counts bytes, of TEXT characters, and the
+// offsets are bytes.
 const CHUNK_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
     c.start_line, c.end_line, c.start_byte, c.end_byte, c.trivial, c.cell, c.content_hash,
-    c.text IS NOT NULL, coalesce(c.text, substr(b.text, c.start_byte + 1, c.end_byte - c.start_byte))";
+    c.text IS NOT NULL, c.text,
+    CASE WHEN c.text IS NULL THEN substr(CAST(b.text AS BLOB), c.start_byte + 1, c.end_byte - c.start_byte) END";
 
 fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
     let lang: String = r.get(2)?;
@@ -210,7 +214,13 @@ fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
         cell: r.get(13)?,
         content_hash: r.get(14)?,
         synthetic: r.get(15)?,
-        text: r.get::<_, Option<String>>(16)?.unwrap_or_default(),
+        text: match r.get::<_, Option<String>>(16)? {
+            Some(t) => t,
+            None => r
+                .get::<_, Option<Vec<u8>>>(17)?
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default(),
+        },
     })
 }
 
