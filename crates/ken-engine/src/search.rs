@@ -403,10 +403,14 @@ pub fn search_store(
         .map(|(i, h)| (h.path.as_str(), (i + 1, h.score)))
         .collect();
 
-    // Load candidates (languages are filtered here for symbol hits).
+    // Load candidates, without their text (languages are filtered here for
+    // symbol hits); only the hits returned are read whole, at the end.
     let ids: Vec<u64> = cands.keys().copied().collect();
-    let mut chunks: HashMap<u64, StoredChunk> =
-        store.chunks(&ids)?.into_iter().map(|c| (c.id, c)).collect();
+    let mut chunks: HashMap<u64, StoredChunk> = store
+        .chunk_heads(&ids)?
+        .into_iter()
+        .map(|c| (c.id, c))
+        .collect();
     let mut covered_files: HashSet<String> = HashSet::new();
     for c in chunks.values() {
         covered_files.insert(c.path.clone());
@@ -415,7 +419,7 @@ pub fn search_store(
         if covered_files.contains(&h.path) {
             continue;
         }
-        if let Some(first) = store.chunks_of_file(&h.path)?.into_iter().next() {
+        if let Some(first) = store.first_chunk_head(&h.path)? {
             cands.entry(first.id).or_default();
             chunks.insert(first.id, first);
         }
@@ -429,7 +433,7 @@ pub fn search_store(
                 && allowed_set
                     .as_ref()
                     .is_none_or(|a| a.contains(path.as_str()))
-                && let Some(first) = store.chunks_of_file(path)?.into_iter().next()
+                && let Some(first) = store.first_chunk_head(path)?
             {
                 cands.entry(first.id).or_default();
                 chunks.insert(first.id, first);
@@ -538,12 +542,20 @@ pub fn search_store(
         }
     }
 
+    let kept_ids: Vec<u64> = kept.iter().map(|(id, _)| *id).collect();
+    let whole: HashMap<u64, StoredChunk> = store
+        .chunks(&kept_ids)?
+        .into_iter()
+        .map(|c| (c.id, c))
+        .collect();
     let mut authorship = env
         .identities
         .map(|ids| people::Authorship::new(store, ids));
     let mut hits = Vec::with_capacity(kept.len());
     for (id, c) in kept {
-        let chunk = &chunks[&id];
+        let Some(chunk) = whole.get(&id) else {
+            continue; // deleted by a writer since the ranking: left out
+        };
         let mut hit = to_hit(repo, commit, chunk, &c);
         if let Some(a) = authorship.as_mut() {
             hit.authors = a.shares(&hit.path, hit.start_line, hit.end_line)?;

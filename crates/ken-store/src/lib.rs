@@ -44,6 +44,10 @@ pub trait Store {
     fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>>;
     /// Chunks by id, in the order asked (unknown ids are left out).
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>>;
+    /// Chunks by id without their text (`text` is empty), for ranking.
+    fn chunk_heads(&self, ids: &[u64]) -> Result<Vec<StoredChunk>>;
+    /// The first chunk of a file, without its text.
+    fn first_chunk_head(&self, path: &str) -> Result<Option<StoredChunk>>;
     /// Every chunk of a file, in file order.
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>>;
     /// The indexed content of a file.

@@ -23,6 +23,7 @@ mod mcp;
 mod output;
 mod progress;
 mod wire;
+mod work;
 
 use clap::Parser;
 

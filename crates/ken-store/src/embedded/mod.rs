@@ -499,6 +499,14 @@ impl Store for EmbeddedStore {
         sql::chunks_by_id(&*self.conns.get()?, ids)
     }
 
+    fn chunk_heads(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {
+        sql::chunk_heads_by_id(&*self.conns.get()?, ids)
+    }
+
+    fn first_chunk_head(&self, path: &str) -> Result<Option<StoredChunk>> {
+        sql::first_chunk_head(&*self.conns.get()?, path)
+    }
+
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>> {
         sql::chunks_of_file(&*self.conns.get()?, path)
     }

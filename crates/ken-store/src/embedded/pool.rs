@@ -16,7 +16,7 @@ use super::sql;
 use crate::Result;
 
 /// Idle connections kept for reuse; more may be open while busy.
-const MAX_IDLE: usize = 8;
+const MAX_IDLE: usize = 16;
 
 pub(crate) struct Pool {
     path: PathBuf,

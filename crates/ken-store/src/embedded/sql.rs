@@ -126,6 +126,9 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
 pub(crate) fn open_more(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // pages read through a shared mapping rather than copied into each
+    // connection's cache (the file only grows: nothing is vacuumed)
+    conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
     Ok(conn)
 }
 
@@ -194,6 +197,11 @@ const CHUNK_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualn
     c.text IS NOT NULL, c.text,
     CASE WHEN c.text IS NULL THEN substr(CAST(b.text AS BLOB), c.start_byte + 1, c.end_byte - c.start_byte) END";
 
+/// [`CHUNK_COLUMNS`] without the text.
+const HEAD_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
+    c.start_line, c.end_line, c.start_byte, c.end_byte, c.trivial, c.cell, c.content_hash,
+    c.text IS NOT NULL, NULL, NULL";
+
 fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
     let lang: String = r.get(2)?;
     let kind: String = r.get(3)?;
@@ -236,6 +244,28 @@ pub(crate) fn chunks_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredC
         }
     }
     Ok(out)
+}
+
+/// Chunks by id without their text (ranking needs only where they are).
+pub(crate) fn chunk_heads_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredChunk>> {
+    let mut out = Vec::with_capacity(ids.len());
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {HEAD_COLUMNS} FROM chunks c WHERE c.id = ?1"
+    ))?;
+    for &id in ids {
+        if let Some(c) = stmt.query_row([id as i64], chunk_from_row).optional()? {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// The first chunk of a file, without its text.
+pub(crate) fn first_chunk_head(conn: &Connection, path: &str) -> Result<Option<StoredChunk>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {HEAD_COLUMNS} FROM chunks c WHERE c.path = ?1 ORDER BY c.start_byte, c.end_byte DESC LIMIT 1"
+    ))?;
+    Ok(stmt.query_row([path], chunk_from_row).optional()?)
 }
 
 pub(crate) fn all_chunks(conn: &Connection) -> Result<Vec<StoredChunk>> {

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 
 use super::App;
-use super::error::{ApiError, ApiResult, J, P, Q, RawBody, blocking};
+use super::error::{ApiError, ApiResult, J, P, Q, RawBody, blocking, waiting};
 use crate::wire;
 
 /// A count from the query: `default` when absent, else within 1..=`max`.
@@ -137,7 +137,7 @@ pub async fn search(
     };
     let n = count("n", p.n, 10, 1000)?;
     let engine = app.engine.clone();
-    let resp = blocking(move || {
+    let resp = blocking(&app, move || {
         let req = SearchRequest::parse(
             &p.q,
             n,
@@ -229,8 +229,7 @@ pub async fn ask(
     let json_only = accept.contains("application/json") && !accept.contains("text/event-stream");
     let engine = app.engine.clone();
     if json_only {
-        let r =
-            blocking(move || engine.ask(&req, &who.access, &mut ken_engine::ask::Quiet)).await?;
+        let r = waiting(move || engine.ask(&req, &who.access, &mut ken_engine::ask::Quiet)).await?;
         return Ok(Json(wire::Ask::from(&r)).into_response());
     }
     let (tx, rx) = mpsc::channel::<Event>(256);
@@ -279,7 +278,10 @@ pub async fn who(
 ) -> ApiResult<Json<wire::Who>> {
     let n = count("n", p.n, 5, 100)?;
     let engine = app.engine.clone();
-    let r = blocking(move || engine.who(&p.q, &list(&p.repo), n, &who.access)).await?;
+    let r = blocking(&app, move || {
+        engine.who(&p.q, &list(&p.repo), n, &who.access)
+    })
+    .await?;
     Ok(Json(wire::Who::from(&r)))
 }
 
@@ -301,8 +303,10 @@ pub async fn people(
     Q(p): Q<PeopleParams>,
 ) -> ApiResult<Json<wire::People>> {
     let engine = app.engine.clone();
-    let all = blocking(move || engine.people(&list(&p.repo), p.bots.unwrap_or(false), &who.access))
-        .await?;
+    let all = blocking(&app, move || {
+        engine.people(&list(&p.repo), p.bots.unwrap_or(false), &who.access)
+    })
+    .await?;
     Ok(Json(wire::People::from_engine(&all)))
 }
 
@@ -342,7 +346,7 @@ pub async fn log(
     let engine = app.engine.clone();
     let query = p.q.clone().unwrap_or_default();
     let q2 = query.clone();
-    let hits = blocking(move || {
+    let hits = blocking(&app, move || {
         let req = LogSearchRequest::parse(
             &q2,
             list(&p.repo),
@@ -388,8 +392,10 @@ async fn structure(
     walk: Walk,
 ) -> ApiResult<Json<wire::Structure>> {
     let engine = app.engine.clone();
-    let a =
-        blocking(move || engine.structure(&p.symbol, p.repo.as_deref(), walk, &who.access)).await?;
+    let a = blocking(&app, move || {
+        engine.structure(&p.symbol, p.repo.as_deref(), walk, &who.access)
+    })
+    .await?;
     Ok(Json(wire::Structure::from_engine(&a)))
 }
 
@@ -455,7 +461,10 @@ pub async fn symbols(
     let n = count("n", p.n, 20, 200)?;
     let engine = app.engine.clone();
     let q = p.q.clone();
-    let hits = blocking(move || engine.find_symbol(&p.q, &list(&p.repo), n, &who.access)).await?;
+    let hits = blocking(&app, move || {
+        engine.find_symbol(&p.q, &list(&p.repo), n, &who.access)
+    })
+    .await?;
     Ok(Json(wire::Symbols::from_engine(&q, &hits)))
 }
 
@@ -467,7 +476,7 @@ pub async fn repos(
     Extension(who): Extension<Principal>,
 ) -> ApiResult<Json<wire::Repos>> {
     let engine = app.engine.clone();
-    let st = blocking(move || engine.status(&[], &who.access)).await?;
+    let st = blocking(&app, move || engine.status(&[], &who.access)).await?;
     Ok(Json(wire::Repos {
         repos: st.iter().map(wire::Repo::from).collect(),
     }))
@@ -483,7 +492,7 @@ pub async fn repo(
     P(name): P<String>,
 ) -> ApiResult<Json<wire::Repo>> {
     let engine = app.engine.clone();
-    let st = blocking(move || engine.status(&[name], &who.access)).await?;
+    let st = blocking(&app, move || engine.status(&[name], &who.access)).await?;
     st.first()
         .map(|r| Json(wire::Repo::from(r)))
         .ok_or_else(|| ApiError::not_found("no such repository"))
@@ -514,8 +523,10 @@ pub async fn file(
     Q(p): Q<FileParams>,
 ) -> ApiResult<Json<wire::FileRange>> {
     let engine = app.engine.clone();
-    let r =
-        blocking(move || engine.read_range(&name, &p.path, p.start, p.end, &who.access)).await?;
+    let r = blocking(&app, move || {
+        engine.read_range(&name, &p.path, p.start, p.end, &who.access)
+    })
+    .await?;
     Ok(Json(wire::FileRange::from(&r)))
 }
 
@@ -551,7 +562,7 @@ pub async fn index(
     };
     who.require(Scope::Index)?;
     let engine = app.engine.clone();
-    let (job, new) = blocking(move || {
+    let (job, new) = blocking(&app, move || {
         engine.enqueue_index(
             IndexJob {
                 repo: name,
@@ -585,7 +596,7 @@ pub async fn job(
     P(id): P<String>,
 ) -> ApiResult<Json<wire::Job>> {
     let engine = app.engine.clone();
-    let j = blocking(move || engine.job(&id, &who.access)).await?;
+    let j = blocking(&app, move || engine.job(&id, &who.access)).await?;
     Ok(Json(wire::Job::from(&j)))
 }
 
@@ -607,7 +618,7 @@ pub async fn jobs(
 ) -> ApiResult<Json<wire::Jobs>> {
     let n = count("n", p.n, 20, 1000)?;
     let engine = app.engine.clone();
-    let list = blocking(move || engine.jobs(n, &who.access)).await?;
+    let list = blocking(&app, move || engine.jobs(n, &who.access)).await?;
     Ok(Json(wire::Jobs {
         jobs: list.iter().map(wire::Job::from).collect(),
     }))

@@ -12,6 +12,7 @@ use ken_engine::{EngineError, ErrorKind};
 use serde::de::DeserializeOwned;
 
 use crate::wire::ErrorBody;
+use crate::work::{Failed, Workers};
 
 /// An error answered as JSON.
 #[derive(Debug)]
@@ -163,16 +164,26 @@ fn bytes_rejection(e: BytesRejection) -> ApiError {
     rejection(e.status(), e.body_text())
 }
 
-/// Run blocking engine work off the async threads.
+/// Run CPU-bound engine work (see [`crate::work`]).
 pub async fn blocking<T: Send + 'static>(
+    app: &super::App,
     f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
 ) -> ApiResult<T> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r.map_err(ApiError::from),
-        Err(e) => Err(ApiError::internal(if e.is_panic() {
-            "the request failed inside the engine".to_string()
-        } else {
-            "the request was cancelled".to_string()
-        })),
+    app.work.run(f).await.map_err(ApiError::from)
+}
+
+/// Run engine work that mostly waits, without a permit.
+pub async fn waiting<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
+) -> ApiResult<T> {
+    Workers::run_unlimited(f).await.map_err(ApiError::from)
+}
+
+impl From<Failed> for ApiError {
+    fn from(f: Failed) -> ApiError {
+        match f {
+            Failed::Engine(e) => e.into(),
+            Failed::Crashed => ApiError::internal("the request failed inside the engine"),
+        }
     }
 }

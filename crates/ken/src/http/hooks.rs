@@ -192,7 +192,7 @@ pub async fn gitlab(
 
 async fn handle(app: &App, push: Push) -> ApiResult<Response> {
     let engine = app.engine.clone();
-    match blocking(move || engine.push(&push)).await? {
+    match blocking(app, move || engine.push(&push)).await? {
         PushOutcome::Queued { job, new } => Ok((
             StatusCode::ACCEPTED,
             Json(wire::Queued {

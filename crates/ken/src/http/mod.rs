@@ -43,6 +43,7 @@ use crate::output::Output;
 pub struct App {
     pub engine: Arc<Engine>,
     pub cfg: Arc<ServerConfig>,
+    pub work: crate::work::Workers,
 }
 
 /// How long a stop waits for requests in flight.
@@ -52,7 +53,7 @@ const DRAIN: Duration = Duration::from_secs(30);
 pub fn router(app: App, mcp_hosts: Option<Vec<String>>) -> Router {
     let (api, doc) = openapi::routes();
     let doc = Arc::new(doc);
-    let mcp = crate::mcp::http_service(app.engine.clone(), mcp_hosts);
+    let mcp = crate::mcp::http_service(app.engine.clone(), app.work.clone(), mcp_hosts);
     let guarded = Router::new().merge(api).nest_service("/mcp", mcp).layer(
         axum::middleware::from_fn_with_state(app.clone(), auth::require_token),
     );
@@ -153,6 +154,7 @@ pub fn serve(engine: Engine, cfg: ServerConfig, args: ServeArgs, out: &Output) -
     let app = App {
         engine: engine.clone(),
         cfg: Arc::new(cfg),
+        work: crate::work::Workers::for_machine(),
     };
     // Loopback: MCP's own Host check stays on (DNS rebinding); elsewhere the
     // bearer token is the guard and the operator's host names vary.

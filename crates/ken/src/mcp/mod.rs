@@ -28,10 +28,12 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::wire;
+use crate::work::{Failed, Workers};
 
 #[derive(Clone)]
 pub struct KenMcp {
     engine: Arc<Engine>,
+    work: Workers,
     /// Over stdio the caller is the local user; over HTTP, the token's principal.
     local: bool,
     tool_router: ToolRouter<Self>,
@@ -127,14 +129,12 @@ fn tool_error(e: &EngineError) -> CallToolResult {
     )
 }
 
-/// Run engine work off the async threads; engine errors become tool errors.
-async fn run<T: Serialize + Send + 'static>(
-    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
-) -> Result<CallToolResult, ErrorData> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(v)) => ok(&v),
-        Ok(Err(e)) => Ok(tool_error(&e)),
-        Err(_) => Err(ErrorData::internal_error(
+/// The outcome of engine work as a tool result: engine errors become tool errors.
+fn answer<T: Serialize>(r: Result<T, Failed>) -> Result<CallToolResult, ErrorData> {
+    match r {
+        Ok(v) => ok(&v),
+        Err(Failed::Engine(e)) => Ok(tool_error(&e)),
+        Err(Failed::Crashed) => Err(ErrorData::internal_error(
             "the tool failed inside the engine",
             None,
         )),
@@ -151,9 +151,10 @@ fn repos(r: &Option<String>) -> Vec<String> {
 }
 
 impl KenMcp {
-    pub fn new(engine: Arc<Engine>, local: bool) -> KenMcp {
+    pub fn new(engine: Arc<Engine>, work: Workers, local: bool) -> KenMcp {
         KenMcp {
             engine,
+            work,
             local,
             tool_router: Self::tool_router(),
         }
@@ -184,27 +185,30 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(&ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            let filters = FilterSpec {
-                repos: repos(&a.repo),
-                langs: a.lang.into_iter().collect(),
-                paths: a.path.into_iter().collect(),
-                ..FilterSpec::default()
-            };
-            let mode = parse_mode(a.mode.as_deref().unwrap_or("hybrid"))?;
-            let req = SearchRequest::parse(
-                &a.query,
-                a.n.unwrap_or(10).min(100),
-                &filters,
-                false,
-                mode,
-                ken_engine::who::now(),
-            )?;
-            engine
-                .search(&req, &who.access)
-                .map(|r| wire::Search::from(&r))
-        })
-        .await
+        answer(
+            self.work
+                .run(move || {
+                    let filters = FilterSpec {
+                        repos: repos(&a.repo),
+                        langs: a.lang.into_iter().collect(),
+                        paths: a.path.into_iter().collect(),
+                        ..FilterSpec::default()
+                    };
+                    let mode = parse_mode(a.mode.as_deref().unwrap_or("hybrid"))?;
+                    let req = SearchRequest::parse(
+                        &a.query,
+                        a.n.unwrap_or(10).min(100),
+                        &filters,
+                        false,
+                        mode,
+                        ken_engine::who::now(),
+                    )?;
+                    engine
+                        .search(&req, &who.access)
+                        .map(|r| wire::Search::from(&r))
+                })
+                .await,
+        )
     }
 
     #[tool(
@@ -217,12 +221,15 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(&ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            engine
-                .find_symbol(&a.name, &repos(&a.repo), a.n.unwrap_or(20), &who.access)
-                .map(|h| wire::Symbols::from_engine(&a.name, &h))
-        })
-        .await
+        answer(
+            self.work
+                .run(move || {
+                    engine
+                        .find_symbol(&a.name, &repos(&a.repo), a.n.unwrap_or(20), &who.access)
+                        .map(|h| wire::Symbols::from_engine(&a.name, &h))
+                })
+                .await,
+        )
     }
 
     #[tool(
@@ -235,12 +242,15 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(&ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            engine
-                .read_range(&a.repo, &a.path, a.start_line, a.end_line, &who.access)
-                .map(|r| wire::FileRange::from(&r))
-        })
-        .await
+        answer(
+            self.work
+                .run(move || {
+                    engine
+                        .read_range(&a.repo, &a.path, a.start_line, a.end_line, &who.access)
+                        .map(|r| wire::FileRange::from(&r))
+                })
+                .await,
+        )
     }
 
     #[tool(
@@ -277,12 +287,15 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(&ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            engine
-                .who(&a.query, &repos(&a.repo), 5, &who.access)
-                .map(|r| wire::Who::from(&r))
-        })
-        .await
+        answer(
+            self.work
+                .run(move || {
+                    engine
+                        .who(&a.query, &repos(&a.repo), 5, &who.access)
+                        .map(|r| wire::Who::from(&r))
+                })
+                .await,
+        )
     }
 
     #[tool(
@@ -295,20 +308,22 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(&ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            let req = ken_engine::ask::AskRequest {
-                question: a.question,
-                repos: repos(&a.repo),
-                limit: 8,
-                expand: true,
-                model: None,
-                offline: false,
-            };
-            engine
-                .ask(&req, &who.access, &mut ken_engine::ask::Quiet)
-                .map(|r| wire::Ask::from(&r))
-        })
-        .await
+        answer(
+            Workers::run_unlimited(move || {
+                let req = ken_engine::ask::AskRequest {
+                    question: a.question,
+                    repos: repos(&a.repo),
+                    limit: 8,
+                    expand: true,
+                    model: None,
+                    offline: false,
+                };
+                engine
+                    .ask(&req, &who.access, &mut ken_engine::ask::Quiet)
+                    .map(|r| wire::Ask::from(&r))
+            })
+            .await,
+        )
     }
 
     #[tool(
@@ -321,14 +336,17 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(&ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            engine
-                .status(&repos(&a.repo), &who.access)
-                .map(|st| wire::Repos {
-                    repos: st.iter().map(wire::Repo::from).collect(),
+        answer(
+            self.work
+                .run(move || {
+                    engine
+                        .status(&repos(&a.repo), &who.access)
+                        .map(|st| wire::Repos {
+                            repos: st.iter().map(wire::Repo::from).collect(),
+                        })
                 })
-        })
-        .await
+                .await,
+        )
     }
 
     #[tool(
@@ -341,25 +359,28 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(&ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            engine
-                .enqueue_index(
-                    IndexJob {
-                        repo: a.repo,
-                        source: a.source,
-                        rev: a.rev,
-                        origin: "mcp".into(),
-                        dedupe: None,
-                    },
-                    &who,
-                )
-                .map(|(job, new)| wire::Queued {
-                    job: job.id.clone(),
-                    new,
-                    status: wire::Job::from(&job),
+        answer(
+            self.work
+                .run(move || {
+                    engine
+                        .enqueue_index(
+                            IndexJob {
+                                repo: a.repo,
+                                source: a.source,
+                                rev: a.rev,
+                                origin: "mcp".into(),
+                                dedupe: None,
+                            },
+                            &who,
+                        )
+                        .map(|(job, new)| wire::Queued {
+                            job: job.id.clone(),
+                            new,
+                            status: wire::Job::from(&job),
+                        })
                 })
-        })
-        .await
+                .await,
+        )
     }
 }
 
@@ -372,12 +393,15 @@ impl KenMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(ctx)?;
         let engine = self.engine.clone();
-        run(move || {
-            engine
-                .structure(&a.symbol, a.repo.as_deref(), walk, &who.access)
-                .map(|a| wire::Structure::from_engine(&a))
-        })
-        .await
+        answer(
+            self.work
+                .run(move || {
+                    engine
+                        .structure(&a.symbol, a.repo.as_deref(), walk, &who.access)
+                        .map(|a| wire::Structure::from_engine(&a))
+                })
+                .await,
+        )
     }
 }
 
@@ -400,6 +424,7 @@ impl ServerHandler for KenMcp {
 /// list turns it off (the bearer token guards a public server).
 pub fn http_service(
     engine: Arc<Engine>,
+    work: Workers,
     allowed_hosts: Option<Vec<String>>,
 ) -> StreamableHttpService<KenMcp, LocalSessionManager> {
     let mut config = StreamableHttpServerConfig::default();
@@ -411,7 +436,7 @@ pub fn http_service(
         };
     }
     StreamableHttpService::new(
-        move || Ok(KenMcp::new(engine.clone(), false)),
+        move || Ok(KenMcp::new(engine.clone(), work.clone(), false)),
         Default::default(),
         config,
     )
@@ -435,7 +460,7 @@ pub fn serve_stdio(engine: Engine) -> Result<i32> {
             .spawn(move || engine.run_jobs(&stop))
             .context("cannot start the job runner")?
     };
-    let server = KenMcp::new(engine.clone(), true);
+    let server = KenMcp::new(engine.clone(), Workers::for_machine(), true);
     let r: Result<()> = rt.block_on(async move {
         let running = server
             .serve(rmcp::transport::stdio())
