@@ -516,8 +516,10 @@ impl Engine {
     /// Index (or bring up to date) a repository, in this thread.
     pub fn index(&self, req: &IndexRequest, progress: &dyn Progress) -> Result<IndexReport> {
         let embedder = if req.no_embed { None } else { self.embedder()? };
-        let report = crate::index::index(&self.settings, req, progress, embedder.as_deref())?;
-        Ok(report)
+        let report = crate::index::index(&self.settings, req, progress, embedder.as_deref());
+        // what this engine wrote is seen by its next request, not 200 ms later
+        self.refresh();
+        report
     }
 
     /// Embeddings of texts, as documents or as queries.

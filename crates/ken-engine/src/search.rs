@@ -415,29 +415,35 @@ pub fn search_store(
     for c in chunks.values() {
         covered_files.insert(c.path.clone());
     }
-    for h in file_hits.iter().take(50) {
-        if covered_files.contains(&h.path) {
-            continue;
-        }
-        if let Some(first) = store.first_chunk_head(&h.path)? {
-            cands.entry(first.id).or_default();
-            chunks.insert(first.id, first);
-        }
+    let uncovered: Vec<String> = file_hits
+        .iter()
+        .take(50)
+        .filter(|h| !covered_files.contains(&h.path))
+        .map(|h| h.path.clone())
+        .collect();
+    for first in store.first_chunk_heads(&uncovered)? {
+        cands.entry(first.id).or_default();
+        chunks.insert(first.id, first);
     }
     // Files near the best files in the code graph (personalized PageRank).
     let ppr_rank: HashMap<String, (usize, f32)> = if p.w_ppr > 0.0 {
         let seeds = seed_files(&cands, &chunks, &file_rank, p);
         let ranked = graph_neighbourhood(store, &seeds)?;
-        for (path, _) in ranked.iter().take(20) {
-            if !covered_files.contains(path)
-                && allowed_set
-                    .as_ref()
-                    .is_none_or(|a| a.contains(path.as_str()))
-                && let Some(first) = store.first_chunk_head(path)?
-            {
-                cands.entry(first.id).or_default();
-                chunks.insert(first.id, first);
-            }
+        let near: Vec<String> = ranked
+            .iter()
+            .take(20)
+            .map(|(path, _)| path)
+            .filter(|path| {
+                !covered_files.contains(*path)
+                    && allowed_set
+                        .as_ref()
+                        .is_none_or(|a| a.contains(path.as_str()))
+            })
+            .cloned()
+            .collect();
+        for first in store.first_chunk_heads(&near)? {
+            cands.entry(first.id).or_default();
+            chunks.insert(first.id, first);
         }
         ranked
             .into_iter()

@@ -46,8 +46,9 @@ pub trait Store {
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>>;
     /// Chunks by id without their text (`text` is empty), for ranking.
     fn chunk_heads(&self, ids: &[u64]) -> Result<Vec<StoredChunk>>;
-    /// The first chunk of a file, without its text.
-    fn first_chunk_head(&self, path: &str) -> Result<Option<StoredChunk>>;
+    /// The first chunk of each file, without its text, in the order of
+    /// `paths` (files without chunks are left out).
+    fn first_chunk_heads(&self, paths: &[String]) -> Result<Vec<StoredChunk>>;
     /// Every chunk of a file, in file order.
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>>;
     /// The indexed content of a file.

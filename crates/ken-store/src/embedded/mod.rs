@@ -22,6 +22,7 @@ pub mod tokenizer;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use ken_core::{Chunk, ChunkKind, Definition};
 use rusqlite::params;
@@ -43,7 +44,13 @@ pub struct EmbeddedStore {
     file_index: LexicalIndex,
     /// Held while this store may write: an exclusive lock on `dir/lock`.
     lock: Option<File>,
+    /// Symbol look-ups of a read-only store, remembered: a server's store
+    /// is replaced when a writer commits, so they cannot go stale for long.
+    symbol_cache: Mutex<HashMap<(String, usize, bool), Vec<SymbolMatch>>>,
 }
+
+/// Most look-ups a read-only store remembers before it starts over.
+const SYMBOL_CACHE: usize = 4096;
 
 impl EmbeddedStore {
     /// Does `dir` hold an index?
@@ -63,6 +70,7 @@ impl EmbeddedStore {
             chunk_index,
             file_index,
             lock: None,
+            symbol_cache: Mutex::new(HashMap::new()),
         })
     }
 
@@ -492,7 +500,25 @@ impl Store for EmbeddedStore {
     }
 
     fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>> {
-        sql::lookup_symbols(&*self.conns.get()?, ident, limit, partial)
+        if self.lock.is_some() {
+            return sql::lookup_symbols(&*self.conns.get()?, ident, limit, partial);
+        }
+        let key = (ident.to_string(), limit, partial);
+        if let Some(hit) = self
+            .symbol_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Ok(hit.clone());
+        }
+        let found = sql::lookup_symbols(&*self.conns.get()?, ident, limit, partial)?;
+        let mut cache = self.symbol_cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= SYMBOL_CACHE {
+            cache.clear();
+        }
+        cache.insert(key, found.clone());
+        Ok(found)
     }
 
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {
@@ -503,8 +529,8 @@ impl Store for EmbeddedStore {
         sql::chunk_heads_by_id(&*self.conns.get()?, ids)
     }
 
-    fn first_chunk_head(&self, path: &str) -> Result<Option<StoredChunk>> {
-        sql::first_chunk_head(&*self.conns.get()?, path)
+    fn first_chunk_heads(&self, paths: &[String]) -> Result<Vec<StoredChunk>> {
+        sql::first_chunk_heads(&*self.conns.get()?, paths)
     }
 
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>> {

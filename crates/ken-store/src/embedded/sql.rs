@@ -198,7 +198,8 @@ const CHUNK_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualn
     CASE WHEN c.text IS NULL THEN substr(CAST(b.text AS BLOB), c.start_byte + 1, c.end_byte - c.start_byte) END";
 
 /// [`CHUNK_COLUMNS`] without the text.
-const HEAD_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
+const HEAD_COLUMNS: &str =
+    "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
     c.start_line, c.end_line, c.start_byte, c.end_byte, c.trivial, c.cell, c.content_hash,
     c.text IS NOT NULL, NULL, NULL";
 
@@ -232,40 +233,53 @@ fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
     })
 }
 
-pub(crate) fn chunks_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredChunk>> {
-    let mut out = Vec::with_capacity(ids.len());
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.path = c.path
-         JOIN blobs b ON b.id = f.blob_id WHERE c.id = ?1"
-    ))?;
-    for &id in ids {
-        if let Some(c) = stmt.query_row([id as i64], chunk_from_row).optional()? {
-            out.push(c);
+/// Ids as one JSON array parameter: a statement per id would be prepared
+/// again for every value (SQLite does so when a bound value may change the
+/// plan, as with STAT4 on an indexed column), and each would be a read
+/// transaction of its own.
+fn id_array(ids: &[u64]) -> String {
+    let mut s = String::with_capacity(ids.len() * 8 + 2);
+    s.push('[');
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
         }
+        s.push_str(&id.to_string());
     }
-    Ok(out)
+    s.push(']');
+    s
+}
+
+pub(crate) fn chunks_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredChunk>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CHUNK_COLUMNS} FROM json_each(?1) j JOIN chunks c ON c.id = j.value
+         JOIN files f ON f.path = c.path JOIN blobs b ON b.id = f.blob_id ORDER BY j.key"
+    ))?;
+    let rows = stmt.query_map([id_array(ids)], chunk_from_row)?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 /// Chunks by id without their text (ranking needs only where they are).
 pub(crate) fn chunk_heads_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredChunk>> {
-    let mut out = Vec::with_capacity(ids.len());
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {HEAD_COLUMNS} FROM chunks c WHERE c.id = ?1"
+        "SELECT {HEAD_COLUMNS} FROM json_each(?1) j JOIN chunks c ON c.id = j.value ORDER BY j.key"
     ))?;
-    for &id in ids {
-        if let Some(c) = stmt.query_row([id as i64], chunk_from_row).optional()? {
-            out.push(c);
-        }
-    }
-    Ok(out)
+    let rows = stmt.query_map([id_array(ids)], chunk_from_row)?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
-/// The first chunk of a file, without its text.
-pub(crate) fn first_chunk_head(conn: &Connection, path: &str) -> Result<Option<StoredChunk>> {
+/// The first chunk of each file, without its text, in the order of `paths`
+/// (files without chunks are left out).
+pub(crate) fn first_chunk_heads(conn: &Connection, paths: &[String]) -> Result<Vec<StoredChunk>> {
+    let list = serde_json::to_string(paths).map_err(|e| StoreError::Other(e.to_string()))?;
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {HEAD_COLUMNS} FROM chunks c WHERE c.path = ?1 ORDER BY c.start_byte, c.end_byte DESC LIMIT 1"
+        "SELECT {HEAD_COLUMNS} FROM json_each(?1) j JOIN chunks c ON c.id = (
+             SELECT id FROM chunks c2 WHERE c2.path = j.value
+             ORDER BY c2.start_byte, c2.end_byte DESC LIMIT 1)
+         ORDER BY j.key"
     ))?;
-    Ok(stmt.query_row([path], chunk_from_row).optional()?)
+    let rows = stmt.query_map([list], chunk_from_row)?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 pub(crate) fn all_chunks(conn: &Connection) -> Result<Vec<StoredChunk>> {
@@ -683,23 +697,27 @@ pub(crate) fn commits(
     shas: &[String],
     with_files: bool,
 ) -> Result<HashMap<String, crate::CommitRecord>> {
+    let list = serde_json::to_string(shas).map_err(|e| StoreError::Other(e.to_string()))?;
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COMMIT_COLUMNS} FROM commits WHERE sha = ?1"
+        "SELECT {COMMIT_COLUMNS} FROM commits WHERE sha IN (SELECT value FROM json_each(?1))"
     ))?;
-    let mut files =
-        conn.prepare_cached("SELECT path, status, old_path FROM commit_files WHERE sha = ?1")?;
-    let mut out = HashMap::new();
-    for sha in shas {
-        if out.contains_key(sha) {
-            continue;
-        }
-        if let Some(mut c) = stmt.query_row([sha], commit_from_row).optional()? {
-            if with_files {
-                c.files = files
-                    .query_map([sha], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect::<std::result::Result<_, _>>()?;
+    let mut out: HashMap<String, crate::CommitRecord> = stmt
+        .query_map([&list], commit_from_row)?
+        .map(|c| c.map(|c| (c.sha.clone(), c)))
+        .collect::<std::result::Result<_, _>>()?;
+    if with_files {
+        let mut files = conn.prepare_cached(
+            "SELECT sha, path, status, old_path FROM commit_files
+             WHERE sha IN (SELECT value FROM json_each(?1)) ORDER BY rowid",
+        )?;
+        let rows = files.query_map([&list], |r| {
+            Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?, r.get(3)?)))
+        })?;
+        for row in rows {
+            let (sha, f) = row?;
+            if let Some(c) = out.get_mut(&sha) {
+                c.files.push(f);
             }
-            out.insert(sha.clone(), c);
         }
     }
     Ok(out)
