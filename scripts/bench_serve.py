@@ -194,8 +194,9 @@ def main():
     base_sha = man[push_repo]["base_sha"]
     later = run(["git", "-C", gitdir, "rev-list", "--reverse", "--first-parent",
                  f"{base_sha}..{man[push_repo]['head_sha']}"]).stdout.split()
-    push_sha = later[min(len(later), 40) - 1]
-    changed = run(["git", "-C", gitdir, "diff", "--name-only", base_sha, push_sha]).stdout.split()
+    # one pushed commit per loaded row, each a fresh re-index from base_sha
+    push_shas = [later[min(len(later), n) - 1] for n in (40, 41, 42)]
+    changed = run(["git", "-C", gitdir, "diff", "--name-only", base_sha, push_shas[0]]).stdout.split()
 
     for name, path in repos.items():
         t0 = time.time()
@@ -203,67 +204,80 @@ def main():
         print(f"indexed {name} at {man[name]['base_sha'][:10]} in {time.time() - t0:.0f}s", file=sys.stderr)
     token = json.loads(ken(["--json", "token", "create", "--repo", "*", "--scope", "read"], opts).stdout)["token"]
 
+    results = {}
     env = dict(os.environ, KEN_WEBHOOK_SECRET=SECRET)
-    server = subprocess.Popen([opts.ken, "--home", opts.home, "--json", "serve", "--addr", "127.0.0.1:0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    try:
-        addr = json.loads(server.stdout.readline())["listening"]
-        base = f"http://{addr}"
-        qs = queries(set(names), opts.per_repo)
-        search = [("GET", "/api/v1/search?" + urllib.parse.urlencode({"q": q, "repo": r, "n": 10}), None)
-                  for r, q in qs]
-        mcp = []
-        for i, (r, q) in enumerate(qs):
-            mcp.append(("POST", "/mcp", json.dumps({
-                "jsonrpc": "2.0", "id": i, "method": "tools/call",
-                "params": {"name": "search_code", "arguments": {"query": q, "repo": r, "n": 10},
-                           "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                     "io.modelcontextprotocol/clientInfo": {"name": "wrk", "version": "1"},
-                                     "io.modelcontextprotocol/clientCapabilities": {}}}})))
-        # warm every repository (and the model) once
-        for _, path, _ in search[:: opts.per_repo]:
-            http(base, path, token)
-        mem_loaded = rss(server.pid)
-
-        # baselines in the same run: one query at a time, CLI vs warm server
-        cli, srv = [], []
-        for r, q in qs[: opts.cli_queries]:
-            t0 = time.perf_counter()
-            ken(["search", "--json", q, "--repo", r, "-n", "10"], opts)
-            cli.append((time.perf_counter() - t0) * 1000)
-            _, _, took = http(base, "/api/v1/search?" + urllib.parse.urlencode({"q": q, "repo": r, "n": 10}), token)
-            srv.append(took)
-
-        results = {}
-        health, _ = wrk(base, token, [("GET", "/healthz", None)], argparse.Namespace(
-            connections=opts.connections, duration=min(10, opts.duration)))
-        results["healthz (baseline)"] = (health, {})
-        for label, reqs, headers in [
-            ("GET /api/v1/search", search, ()),
-            ("MCP search_code", mcp, ("Content-Type: application/json",
-                                      "Accept: application/json, text/event-stream",
-                                      "MCP-Protocol-Version: 2026-07-28",
-                                      "Mcp-Method: tools/call", "Mcp-Name: search_code")),
-        ]:
-            # back to the base commit, so that the push below re-indexes
-            ken(["index", gitdir, "--rev", base_sha, "--name", push_repo, "-q"], opts)
-            log = {}
-            t = threading.Thread(target=reindex_during_load,
-                                 args=(base, token, push_repo, push_sha, 5, log))
-            t.start()
-            stats, raw = wrk(base, token, reqs, opts, headers)
-            t.join()
-            results[label] = (stats, log)
-        mem_after = rss(server.pid)
-    finally:
-        server.terminate()
-        server.wait()
+    config = os.path.join(opts.home, "config.toml")
+    qs = queries(set(names), opts.per_repo)
+    search = [("GET", "/api/v1/search?" + urllib.parse.urlencode({"q": q, "repo": r, "n": 10}), None)
+              for r, q in qs]
+    mcp = []
+    for i, (r, q) in enumerate(qs):
+        mcp.append(("POST", "/mcp", json.dumps({
+            "jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": {"name": "search_code", "arguments": {"query": q, "repo": r, "n": 10},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                 "io.modelcontextprotocol/clientInfo": {"name": "wrk", "version": "1"},
+                                 "io.modelcontextprotocol/clientCapabilities": {}}}})))
+    mcp_headers = ("Content-Type: application/json", "Accept: application/json, text/event-stream",
+                   "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: search_code")
+    rows = [
+        ("GET /api/v1/search", search, (), True),
+        ("MCP search_code", mcp, mcp_headers, True),
+        ("GET /api/v1/search, query_cache = 0", search, (), False),
+    ]
+    for n, (label, reqs, headers, cache) in enumerate(rows):
+        if cache:
+            if os.path.exists(config):
+                os.unlink(config)
+        else:
+            with open(config, "w") as f:
+                f.write("query_cache = 0\n")
+        if n == 0 or not cache:
+            if n > 0:
+                server.terminate()
+                server.wait()
+            server = subprocess.Popen(
+                [opts.ken, "--home", opts.home, "--json", "serve", "--addr", "127.0.0.1:0"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+            addr = json.loads(server.stdout.readline())["listening"]
+            base = f"http://{addr}"
+            # warm every repository (and the model) once
+            for _, path, _ in search[:: opts.per_repo]:
+                http(base, path, token)
+        if n == 0:
+            mem_loaded = rss(server.pid)
+            # baselines in the same run: one query at a time, CLI vs warm server
+            cli, srv = [], []
+            for r, q in qs[: opts.cli_queries]:
+                t0 = time.perf_counter()
+                ken(["search", "--json", q, "--repo", r, "-n", "10"], opts)
+                cli.append((time.perf_counter() - t0) * 1000)
+                _, _, took = http(base, "/api/v1/search?" + urllib.parse.urlencode({"q": q, "repo": r, "n": 10}), token)
+                srv.append(took)
+            health, _ = wrk(base, token, [("GET", "/healthz", None)], argparse.Namespace(
+                connections=opts.connections, duration=min(10, opts.duration)))
+            results["healthz (baseline: the HTTP stack alone)"] = (health, {})
+        # back to the base commit, so that the push below re-indexes
+        ken(["index", gitdir, "--rev", base_sha, "--name", push_repo, "-q"], opts)
+        log = {}
+        t = threading.Thread(target=reindex_during_load,
+                             args=(base, token, push_repo, push_shas[n], 5, log))
+        t.start()
+        stats, raw = wrk(base, token, reqs, opts, headers)
+        t.join()
+        results[label] = (stats, log)
+        if n == 1:
+            mem_after = rss(server.pid)
+    server.terminate()
+    server.wait()
+    if os.path.exists(config):
+        os.unlink(config)
 
     lines = [
         f"Server load: {opts.connections} connections, {opts.duration} s per row (wrk, 2 threads), "
-        f"{len(qs)} queries over {', '.join(names)} (commit subjects of commits_dev), hybrid search, "
-        f"n=10. During each search row a signed push to {push_repo} moved it from "
-        f"{base_sha[:10]} to {push_sha[:10]} ({len(changed)} files changed); the job ran in the server.",
+        f"{len(qs)} queries over {', '.join(names)} (commit subjects of commits_dev, cycled), hybrid search, "
+        f"n=10. During each loaded row a signed push to {push_repo} moved it from "
+        f"{base_sha[:10]} to a commit about 40 later ({len(changed)} files changed); the job ran in the server.",
         "",
         "| endpoint | requests | req/s | p50 ms | p90 ms | p99 ms | non-2xx | socket errors | webhook answer ms | re-index job |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -199,6 +199,17 @@ impl<'a> Authorship<'a> {
             .filter(|r| r.end_line >= start && r.start_line <= end)
             .cloned()
             .collect();
+        // the range's commits in one read
+        let mut missing: Vec<String> = ranges
+            .iter()
+            .filter(|r| !self.commits.contains_key(&r.sha))
+            .map(|r| r.sha.clone())
+            .collect();
+        missing.sort();
+        missing.dedup();
+        if !missing.is_empty() {
+            self.commits.extend(self.store.commits(&missing, false)?);
+        }
         let mut per: HashMap<String, (PersonRef, u32, i64, String)> = HashMap::new();
         let mut out = RangeAuthors::default();
         for r in ranges {
