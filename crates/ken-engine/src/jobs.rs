@@ -258,13 +258,33 @@ impl Engine {
                 "`after` is not a commit id: {after:?}"
             )));
         }
+        let after = after.to_ascii_lowercase();
+        let key = format!("{}@{after}", repo.name);
+        // the same commit again: nothing to do while the index is there (or
+        // on its way there); once it has moved on, a push indexes it again
+        // (the live state, not the one the repository was opened with)
+        let state = ken_store::Store::state(&repo.store)?;
+        let indexed_here =
+            state.pending.is_none() && state.commit.as_deref() == Some(after.as_str());
+        if indexed_here {
+            let outcome = match home.last_job_with_key(&key)? {
+                Some(j) => PushOutcome::Queued {
+                    job: Box::new(j.into()),
+                    new: false,
+                },
+                None => {
+                    PushOutcome::Ignored(format!("{} is already indexed at {after}", repo.name))
+                }
+            };
+            return Ok(outcome);
+        }
         let (job, new) = self.enqueue_index(
             IndexJob {
                 repo: repo.name.clone(),
                 source: None,
-                rev: Some(after.to_ascii_lowercase()),
+                rev: Some(after.clone()),
                 origin: "webhook".into(),
-                dedupe: Some(format!("{}@{}", repo.name, after.to_ascii_lowercase())),
+                dedupe: Some(key),
             },
             &Principal::local(),
         )?;

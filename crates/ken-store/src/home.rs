@@ -260,8 +260,8 @@ impl HomeStore {
 
     // --- jobs ---
 
-    /// Queue a job, unless one with the same dedupe key is queued, running
-    /// or done: then that one is returned. The bool says whether it is new.
+    /// Queue a job, unless one with the same dedupe key is queued or
+    /// running: then that one is returned. The bool says whether it is new.
     pub fn enqueue(&self, job: &NewJob, now: i64) -> Result<(JobRecord, bool)> {
         let mut conn = self.conns.get()?;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -269,7 +269,7 @@ impl HomeStore {
             let existing = tx
                 .query_row(
                     &format!(
-                        "SELECT {JOB_COLUMNS} FROM jobs WHERE dedupe = ?1 AND state != 'failed' ORDER BY seq DESC LIMIT 1"
+                        "SELECT {JOB_COLUMNS} FROM jobs WHERE dedupe = ?1 AND state IN ('queued', 'running') ORDER BY seq DESC LIMIT 1"
                     ),
                     [key],
                     job_row,
@@ -294,6 +294,21 @@ impl HomeStore {
         )?;
         tx.commit()?;
         Ok((j, true))
+    }
+
+    /// The newest job with a dedupe key, in any state.
+    pub fn last_job_with_key(&self, key: &str) -> Result<Option<JobRecord>> {
+        Ok(self
+            .conns
+            .get()?
+            .query_row(
+                &format!(
+                    "SELECT {JOB_COLUMNS} FROM jobs WHERE dedupe = ?1 ORDER BY seq DESC LIMIT 1"
+                ),
+                [key],
+                job_row,
+            )
+            .optional()?)
     }
 
     pub fn job(&self, id: &str) -> Result<Option<JobRecord>> {
@@ -473,10 +488,11 @@ mod tests {
             (a.state, a.error.as_deref()),
             (JobState::Failed, Some("boom"))
         );
-        // a failed job with the key does not block a new one
+        // a finished job with the key does not block a new one
         let (e, new) = h.enqueue(&job("e", "flask", Some("flask@1")), 40).unwrap();
         assert!(new);
         assert_eq!(e.id, "e");
+        assert_eq!(h.last_job_with_key("flask@1").unwrap().unwrap().id, "e");
         assert_eq!(h.jobs(10).unwrap().first().unwrap().id, "e");
     }
 

@@ -66,7 +66,7 @@ fn deliver(
 fn pushes_queue_one_job_per_commit_and_update_the_index() {
     let r = Repo::new();
     python_project(&r);
-    r.commit("initial");
+    let initial = r.commit("initial");
     let ken = Ken::new();
     ken.index(&[r.path().to_str().unwrap(), "--name", "acme/shop"]);
     let t = token(&ken, &["*"], "read");
@@ -166,6 +166,29 @@ fn pushes_queue_one_job_per_commit_and_update_the_index() {
         (st, v["error"]["code"].as_str()),
         (400, Some("bad_request"))
     );
+    // the commit indexed already, pushed again: the job that indexed it
+    let (st, v) = deliver(&s, &body, Some(&sign(&body)), "d-8", "push");
+    assert_eq!(
+        (st, v["job"].as_str(), &v["new"]),
+        (202, Some(job.as_str()), &json!(false))
+    );
+
+    // once the index has moved away (a force-push, another indexer), the
+    // same commit pushed again is indexed again
+    ken.index(&[
+        r.path().to_str().unwrap(),
+        "--name",
+        "acme/shop",
+        "--rev",
+        &initial,
+    ]);
+    let (st, v) = deliver(&s, &body, Some(&sign(&body)), "d-9", "push");
+    assert_eq!((st, &v["new"]), (202, &json!(true)), "{v}");
+    assert_ne!(v["job"].as_str(), Some(job.as_str()));
+    let again = s.wait_job(v["job"].as_str().unwrap(), &t, Duration::from_secs(120));
+    assert_eq!(again["state"], "done", "{again}");
+    let (_, v) = s.get("/api/v1/repos/acme%2Fshop", Some(&t));
+    assert_eq!(v["commit"], sha.as_str(), "{v}");
 }
 
 #[test]
@@ -198,18 +221,31 @@ fn configured_branches_and_a_server_without_a_secret() {
     let b = push_body("acme/shop", "main", &sha);
     let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-2", "push");
     assert_eq!(st, 200, "main is not configured for shop: {v}");
-    let b = push_body("acme/shop", "release", &sha);
+    // a commit on the configured branch
+    r.write("src/shop/release.py", "VERSION = '1.0'\n");
+    let next = r.commit("release 1.0");
+    let b = push_body("acme/shop", "release", &next);
     let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-3", "push");
     assert_eq!(st, 202, "{v}");
+    // the commit already indexed: nothing to do
+    let b = push_body("acme/shop", "release", &sha);
+    let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-4", "push");
+    assert_eq!(st, 200, "{v}");
+    assert!(
+        v["ignored"].as_str().unwrap().contains("already indexed"),
+        "{v}"
+    );
 }
 
 #[test]
 fn gitlab_push_hooks_check_the_token() {
     let r = Repo::new();
     python_project(&r);
-    let sha = r.commit("initial");
+    r.commit("initial");
     let ken = Ken::new();
     ken.index(&[r.path().to_str().unwrap(), "--name", "group/shop"]);
+    r.write("src/shop/tax.py", "RATE = 0.2\n");
+    let sha = r.commit("tax");
     let s = Server::start(&ken, &[("KEN_WEBHOOK_SECRET", SECRET)]);
     let body = json!({
         "object_kind": "push",
