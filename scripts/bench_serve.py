@@ -182,6 +182,8 @@ def main():
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--per-repo", type=int, default=25, help="queries per repository")
     ap.add_argument("--cli-queries", type=int, default=40)
+    ap.add_argument("--push-offset", type=int, default=40,
+                    help="push the commit this many after base_sha (new ones need embedding)")
     ap.add_argument("--out")
     opts = ap.parse_args()
     opts.ken = os.path.abspath(opts.ken)
@@ -195,7 +197,8 @@ def main():
     later = run(["git", "-C", gitdir, "rev-list", "--reverse", "--first-parent",
                  f"{base_sha}..{man[push_repo]['head_sha']}"]).stdout.split()
     # one pushed commit per loaded row, each a fresh re-index from base_sha
-    push_shas = [later[min(len(later), n) - 1] for n in (40, 41, 42)]
+    k = opts.push_offset
+    push_shas = [later[min(len(later), n) - 1] for n in (k, k + 1, k + 2)]
     changed = run(["git", "-C", gitdir, "diff", "--name-only", base_sha, push_shas[0]]).stdout.split()
 
     for name, path in repos.items():
@@ -277,7 +280,7 @@ def main():
         f"Server load: {opts.connections} connections, {opts.duration} s per row (wrk, 2 threads), "
         f"{len(qs)} queries over {', '.join(names)} (commit subjects of commits_dev, cycled), hybrid search, "
         f"n=10. During each loaded row a signed push to {push_repo} moved it from "
-        f"{base_sha[:10]} to a commit about 40 later ({len(changed)} files changed); the job ran in the server.",
+        f"{base_sha[:10]} to a commit about {opts.push_offset} later ({len(changed)} files changed); the job ran in the server.",
         "",
         "| endpoint | requests | req/s | p50 ms | p90 ms | p99 ms | non-2xx | socket errors | webhook answer ms | re-index job |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -14,7 +14,7 @@ use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 use super::App;
-use super::error::{ApiError, ApiResult, RawBody, blocking};
+use super::error::{ApiError, ApiResult, RawBody, waiting};
 use crate::wire;
 
 /// Is `header` (`sha256=<hex>`) the HMAC-SHA256 of `body` under `secret`?
@@ -192,7 +192,8 @@ pub async fn gitlab(
 
 async fn handle(app: &App, push: Push) -> ApiResult<Response> {
     let engine = app.engine.clone();
-    match blocking(app, move || engine.push(&push)).await? {
+    // a few SQLite writes: not queued behind searches (GitHub waits 10 s at most)
+    match waiting(move || engine.push(&push)).await? {
         PushOutcome::Queued { job, new } => Ok((
             StatusCode::ACCEPTED,
             Json(wire::Queued {
