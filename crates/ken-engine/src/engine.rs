@@ -249,6 +249,15 @@ impl Engine {
         Ok(repos.remove(0))
     }
 
+    /// Forget one open repository so the next request reopens it.
+    pub fn forget(&self, name: &str) {
+        let dir = home::index_dir(&self.settings.home, name);
+        self.repos
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&dir);
+    }
+
     /// Forget open repositories so the next request reopens them.
     pub fn refresh(&self) {
         self.repos.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -518,7 +527,10 @@ impl Engine {
         let embedder = if req.no_embed { None } else { self.embedder()? };
         let report = crate::index::index(&self.settings, req, progress, embedder.as_deref());
         // what this engine wrote is seen by its next request, not 200 ms later
-        self.refresh();
+        match &report {
+            Ok(r) => self.forget(&r.name),
+            Err(_) => self.refresh(),
+        }
         report
     }
 
