@@ -83,6 +83,54 @@ pub struct FileRange {
     /// Lines in the whole file.
     pub total_lines: u32,
     pub text: String,
+    /// The lines highlighted as HTML, when asked for.
+    pub lines_html: Option<Vec<String>>,
+}
+
+/// Who last changed each range of a file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileBlame {
+    pub repo: String,
+    pub path: String,
+    pub commit: Option<String>,
+    pub ranges: Vec<BlameRange>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlameRange {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub sha: String,
+    /// The author as the identities resolve them.
+    pub author: String,
+    pub person: String,
+    pub when: i64,
+    pub summary: String,
+}
+
+/// A person in a repository: aliases, what they own, what they did lately.
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonView {
+    pub repo: String,
+    pub person: PersonSummary,
+    /// Directories by the lines this person last changed, most first.
+    pub areas: Vec<Area>,
+    pub commits: Vec<LogHit>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Area {
+    pub path: String,
+    /// Lines of the directory's indexed files this person last changed.
+    pub lines: u64,
+    /// Their share of the directory's blamed lines.
+    pub share: f32,
+}
+
+/// `text` highlighted for display, one HTML string per line (the language
+/// from `path`).
+pub fn highlight(path: &str, text: &str) -> Vec<String> {
+    ken_syntax::highlight::highlight_lines(ken_core::Language::from_path(path), text)
 }
 
 /// Most lines one read returns.
@@ -479,18 +527,19 @@ impl Engine {
         path: &str,
         start: Option<u32>,
         end: Option<u32>,
+        highlighted: bool,
         access: &Access,
     ) -> Result<FileRange> {
         let r = self.one_repo(Some(repo), access)?;
         let path = path.trim().trim_start_matches("./");
-        let Some(text) = r.store.file_text(path)? else {
+        let Some(text_of_file) = r.store.file_text(path)? else {
             return Err(EngineError::not_found(format!(
                 "{path} is not indexed in {}",
                 r.name
             ))
             .with_hint("paths are relative to the repository root; skipped files (binary, too large) have no text"));
         };
-        let lines: Vec<&str> = text.lines().collect();
+        let lines: Vec<&str> = text_of_file.lines().collect();
         let total = lines.len() as u32;
         let start = start.unwrap_or(1).max(1);
         if start > total.max(1) {
@@ -509,6 +558,15 @@ impl Engine {
         } else {
             lines[(start - 1) as usize..end as usize].join("\n")
         };
+        // the whole file is highlighted (a range alone may start inside a
+        // string or comment), then cut
+        let lines_html = highlighted.then(|| {
+            let all = highlight(path, &text_of_file);
+            all.into_iter()
+                .skip((start.max(1) - 1) as usize)
+                .take((end + 1).saturating_sub(start) as usize)
+                .collect()
+        });
         let language = ken_core::Language::from_path(path).name().to_string();
         Ok(FileRange {
             repo: r.name.clone(),
@@ -519,6 +577,125 @@ impl Engine {
             end_line: end.max(start.min(total)),
             total_lines: total,
             text,
+            lines_html,
+        })
+    }
+
+    /// Who last changed each range of a file at the indexed commit.
+    pub fn blame(&self, repo: &str, path: &str, access: &Access) -> Result<FileBlame> {
+        let r = self.one_repo(Some(repo), access)?;
+        let path = path.trim().trim_start_matches("./");
+        if r.store.file_text(path)?.is_none() {
+            return Err(EngineError::not_found(format!(
+                "{path} is not indexed in {}",
+                r.name
+            )));
+        }
+        let lines = r.store.blame_of(path)?;
+        let mut shas: Vec<String> = lines.iter().map(|b| b.sha.clone()).collect();
+        shas.sort();
+        shas.dedup();
+        let commits = r.store.commits(&shas, false)?;
+        let ranges = lines
+            .into_iter()
+            .map(|b| {
+                let c = commits.get(&b.sha);
+                let person = c.map(|c| r.ids.resolve(&c.author_name, &c.author_email));
+                BlameRange {
+                    start_line: b.start_line,
+                    end_line: b.end_line,
+                    author: person
+                        .as_ref()
+                        .map(|p| p.display_name.clone())
+                        .unwrap_or_default(),
+                    person: person.map(|p| p.id).unwrap_or_default(),
+                    when: c.map(|c| c.author_time).unwrap_or(0),
+                    summary: c.map(|c| c.summary.clone()).unwrap_or_default(),
+                    sha: b.sha,
+                }
+            })
+            .collect();
+        Ok(FileBlame {
+            repo: r.name.clone(),
+            path: path.to_string(),
+            commit: r.state.commit.clone(),
+            ranges,
+        })
+    }
+
+    /// A person (by id or any alias) in one repository: their aliases, the
+    /// directories whose lines they last changed most, their recent commits.
+    pub fn person(&self, who: &str, repo: Option<&str>, access: &Access) -> Result<PersonView> {
+        let r = self.one_repo(repo, access)?;
+        let who = who.trim();
+        let people = crate::people::people(&r.store, r.ids.clone(), true)?;
+        let lower = who.to_lowercase();
+        let Some(person) = people.into_iter().find(|p| {
+            p.id == who
+                || p.name.to_lowercase() == lower
+                || p.emails.iter().any(|e| e.to_lowercase() == lower)
+                || p.names.iter().any(|n| n.to_lowercase() == lower)
+                || p.handles.iter().any(|h| h.to_lowercase() == lower)
+        }) else {
+            return Err(
+                EngineError::not_found(format!("nobody called `{who}` in {}", r.name))
+                    .with_hint("see `ken people` for names and ids"),
+            );
+        };
+        // lines last changed, per directory, from the blame of every file
+        let authors: HashMap<String, String> = r
+            .store
+            .all_commits()?
+            .into_iter()
+            .map(|c| {
+                (
+                    c.sha.clone(),
+                    r.ids.resolve(&c.author_name, &c.author_email).id,
+                )
+            })
+            .collect();
+        let mut per_dir: HashMap<String, (u64, u64)> = HashMap::new();
+        for f in r.store.files()?.into_iter().filter(|f| f.skip.is_none()) {
+            let dir = match f.path.rsplit_once('/') {
+                Some((d, _)) => d.to_string(),
+                None => ".".to_string(),
+            };
+            for b in r.store.blame_of(&f.path)? {
+                let n = (b.end_line + 1 - b.start_line) as u64;
+                let e = per_dir.entry(dir.clone()).or_default();
+                e.1 += n;
+                if authors.get(&b.sha) == Some(&person.id) {
+                    e.0 += n;
+                }
+            }
+        }
+        let mut areas: Vec<Area> = per_dir
+            .into_iter()
+            .filter(|(_, (mine, _))| *mine > 0)
+            .map(|(path, (mine, all))| Area {
+                path,
+                lines: mine,
+                share: mine as f32 / all.max(1) as f32,
+            })
+            .collect();
+        areas.sort_by(|a, b| b.lines.cmp(&a.lines).then(a.path.cmp(&b.path)));
+        areas.truncate(20);
+        let commits = crate::who::log_search_repos(
+            std::slice::from_ref(&r),
+            &LogSearchRequest {
+                query: String::new(),
+                repos: Vec::new(),
+                limit: 20,
+                author: Some(person.id.clone()),
+                since: None,
+                until: None,
+            },
+        )?;
+        Ok(PersonView {
+            repo: r.name.clone(),
+            person,
+            areas,
+            commits,
         })
     }
 

@@ -28,6 +28,9 @@ pub mod time;
 pub mod tokens;
 pub mod who;
 
-pub use engine::{Access, Engine, FileRange, StructureAnswer, SymbolHit};
+pub use engine::{
+    Access, Area, BlameRange, Engine, FileBlame, FileRange, PersonView, StructureAnswer, SymbolHit,
+    highlight,
+};
 pub use error::{EngineError, ErrorKind, Result};
 pub use settings::Settings;

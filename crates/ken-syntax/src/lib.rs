@@ -91,6 +91,7 @@
 
 mod code;
 mod doc;
+pub mod highlight;
 mod lines;
 mod markdown;
 mod module;

@@ -89,6 +89,9 @@ pub struct SearchResult {
     pub commit: Option<String>,
     pub authors: Vec<AuthorShare>,
     pub snippet: String,
+    /// The snippet's lines as highlighted HTML (`highlight=true`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub snippet_html: Option<Vec<String>>,
 }
 
 impl SearchResult {
@@ -128,7 +131,14 @@ impl SearchResult {
                 })
                 .collect(),
             snippet: h.snippet.clone(),
+            snippet_html: None,
         }
+    }
+
+    /// Add the highlighted snippet.
+    pub fn highlighted(mut self) -> SearchResult {
+        self.snippet_html = Some(ken_engine::highlight(&self.path, &self.snippet));
+        self
     }
 
     pub fn list(hits: &[Hit]) -> Vec<SearchResult> {
@@ -642,6 +652,9 @@ pub struct FileRange {
     pub end_line: u32,
     pub total_lines: u32,
     pub text: String,
+    /// Each line as highlighted HTML (`highlight=true`): `<span class="hl-keyword">`…
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lines_html: Option<Vec<String>>,
 }
 
 impl From<&EngineRange> for FileRange {
@@ -655,6 +668,91 @@ impl From<&EngineRange> for FileRange {
             end_line: r.end_line,
             total_lines: r.total_lines,
             text: r.text.clone(),
+            lines_html: r.lines_html.clone(),
+        }
+    }
+}
+
+/// Who last changed a range of lines.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct BlameRange {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub sha: String,
+    pub author: String,
+    /// The author's person id.
+    pub person: String,
+    /// Author time, seconds since the epoch.
+    pub when: i64,
+    pub summary: String,
+}
+
+/// `GET /api/v1/repos/{name}/blame`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct Blame {
+    pub repo: String,
+    pub path: String,
+    pub commit: Option<String>,
+    pub ranges: Vec<BlameRange>,
+}
+
+impl From<&ken_engine::FileBlame> for Blame {
+    fn from(b: &ken_engine::FileBlame) -> Blame {
+        Blame {
+            repo: b.repo.clone(),
+            path: b.path.clone(),
+            commit: b.commit.clone(),
+            ranges: b
+                .ranges
+                .iter()
+                .map(|r| BlameRange {
+                    start_line: r.start_line,
+                    end_line: r.end_line,
+                    sha: r.sha.clone(),
+                    author: r.author.clone(),
+                    person: r.person.clone(),
+                    when: r.when,
+                    summary: r.summary.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A directory and the lines a person last changed in it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct Area {
+    pub path: String,
+    pub lines: u64,
+    /// Their share of the directory's lines, 0..1.
+    pub share: f64,
+}
+
+/// `GET /api/v1/people/{id}`: aliases, areas owned, recent commits.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct PersonPage {
+    pub repo: String,
+    pub person: Person,
+    pub areas: Vec<Area>,
+    pub commits: Vec<Commit>,
+}
+
+impl From<&ken_engine::PersonView> for PersonPage {
+    fn from(v: &ken_engine::PersonView) -> PersonPage {
+        let people = People::from_engine(&[(v.repo.clone(), v.person.clone())]);
+        PersonPage {
+            repo: v.repo.clone(),
+            person: people.people[0].person.clone(),
+            areas: v
+                .areas
+                .iter()
+                .map(|a| Area {
+                    path: a.path.clone(),
+                    lines: a.lines,
+                    share: round(a.share),
+                })
+                .collect(),
+            commits: LogSearch::from_engine("", &v.commits).results,
         }
     }
 }

@@ -112,6 +112,8 @@ pub struct SearchParams {
     files: Option<bool>,
     /// `hybrid` (default), `lexical` or `semantic`.
     mode: Option<ModeParam>,
+    /// Add each snippet highlighted as HTML (`snippet_html`).
+    highlight: Option<bool>,
 }
 
 /// Ranked code for a query, as `ken search --json`.
@@ -136,6 +138,7 @@ pub async fn search(
         ModeParam::Semantic => Mode::Semantic,
     };
     let n = count("n", p.n, 10, 1000)?;
+    let highlight = p.highlight.unwrap_or(false);
     let engine = app.engine.clone();
     let resp = blocking(&app, move || {
         let req = SearchRequest::parse(
@@ -149,7 +152,15 @@ pub async fn search(
         engine.search(&req, &who.access)
     })
     .await?;
-    Ok(Json(wire::Search::from(&resp)))
+    let mut out = wire::Search::from(&resp);
+    if highlight {
+        out.results = out
+            .results
+            .into_iter()
+            .map(wire::SearchResult::highlighted)
+            .collect();
+    }
+    Ok(Json(out))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -510,6 +521,8 @@ pub struct FileParams {
     /// Last line (inclusive; default the end, at most 2000 lines from the start).
     #[param(minimum = 1)]
     end: Option<u32>,
+    /// Add the lines highlighted as HTML (`lines_html`).
+    highlight: Option<bool>,
 }
 
 /// Lines of a file at the indexed commit.
@@ -524,7 +537,14 @@ pub async fn file(
 ) -> ApiResult<Json<wire::FileRange>> {
     let engine = app.engine.clone();
     let r = blocking(&app, move || {
-        engine.read_range(&name, &p.path, p.start, p.end, &who.access)
+        engine.read_range(
+            &name,
+            &p.path,
+            p.start,
+            p.end,
+            p.highlight.unwrap_or(false),
+            &who.access,
+        )
     })
     .await?;
     Ok(Json(wire::FileRange::from(&r)))
@@ -622,6 +642,55 @@ pub async fn jobs(
     Ok(Json(wire::Jobs {
         jobs: list.iter().map(wire::Job::from).collect(),
     }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct BlameParams {
+    /// The file's path in the repository.
+    #[param(min_length = 1)]
+    path: String,
+}
+
+/// Who last changed each range of a file at the indexed commit.
+#[utoipa::path(get, path = "/api/v1/repos/{name}/blame", tag = "people",
+    params(("name" = String, Path, description = "the repository's name"), BlameParams),
+    responses((status = 200, description = "ranges with their commits", body = wire::Blame)))]
+pub async fn blame(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    P(name): P<String>,
+    Q(p): Q<BlameParams>,
+) -> ApiResult<Json<wire::Blame>> {
+    let engine = app.engine.clone();
+    let b = blocking(&app, move || engine.blame(&name, &p.path, &who.access)).await?;
+    Ok(Json(wire::Blame::from(&b)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PersonParams {
+    /// The repository (needed when several are indexed).
+    repo: Option<String>,
+}
+
+/// A person: aliases, the directories whose lines they last changed most,
+/// recent commits.
+#[utoipa::path(get, path = "/api/v1/people/{id}", tag = "people",
+    params(("id" = String, Path, description = "a person's id, name, email or handle"), PersonParams),
+    responses((status = 200, description = "the person", body = wire::PersonPage)))]
+pub async fn person(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    P(id): P<String>,
+    Q(p): Q<PersonParams>,
+) -> ApiResult<Json<wire::PersonPage>> {
+    let engine = app.engine.clone();
+    let v = blocking(&app, move || {
+        engine.person(&id, p.repo.as_deref(), &who.access)
+    })
+    .await?;
+    Ok(Json(wire::PersonPage::from(&v)))
 }
 
 /// Liveness; needs no token.

@@ -68,6 +68,8 @@ pub fn routes() -> (Router<App>, Doc) {
         .routes(routes!(api::repos))
         .routes(routes!(api::repo))
         .routes(routes!(api::file))
+        .routes(routes!(api::blame))
+        .routes(routes!(api::person))
         .routes(routes!(api::index))
         .routes(routes!(api::jobs))
         .routes(routes!(api::job))
@@ -208,6 +210,8 @@ mod tests {
             "/api/v1/repos/{name}",
             "/api/v1/repos/{name}/file",
             "/api/v1/repos/{name}/index",
+            "/api/v1/repos/{name}/blame",
+            "/api/v1/people/{id}",
             "/api/v1/jobs",
             "/api/v1/jobs/{id}",
             "/healthz",

@@ -246,7 +246,14 @@ impl KenMcp {
             self.work
                 .run(move || {
                     engine
-                        .read_range(&a.repo, &a.path, a.start_line, a.end_line, &who.access)
+                        .read_range(
+                            &a.repo,
+                            &a.path,
+                            a.start_line,
+                            a.end_line,
+                            false,
+                            &who.access,
+                        )
                         .map(|r| wire::FileRange::from(&r))
                 })
                 .await,
