@@ -13,6 +13,7 @@ mod auth;
 mod error;
 mod hooks;
 pub mod openapi;
+mod ui;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -58,6 +59,7 @@ pub fn router(app: App, mcp_hosts: Option<Vec<String>>) -> Router {
         axum::middleware::from_fn_with_state(app.clone(), auth::require_token),
     );
     let open = Router::new()
+        .merge(ui::routes())
         .route("/healthz", axum::routing::get(api::healthz))
         .route(
             "/openapi.json",
