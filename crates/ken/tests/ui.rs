@@ -196,6 +196,7 @@ fn search_open_a_result_and_move_with_the_keyboard() {
             .await;
         let bar = b.text(".symbolbar").await;
         assert!(bar.contains("callers") && bar.contains("impact"), "{bar}");
+        b.screenshot("file").await;
         b.close().await;
     });
 }
@@ -318,6 +319,7 @@ fn people_impact_repositories_and_what_a_token_may_see() {
             page.contains("src/shop") && page.contains("checkout"),
             "{page}"
         );
+        b.screenshot("person").await;
 
         // the impact tree: checkout ← express_checkout, collapsible
         b.client
@@ -339,6 +341,7 @@ fn people_impact_repositories_and_what_a_token_may_see() {
         b.find("#tree details summary").await.click().await.unwrap();
         b.until("expanded", "document.querySelector('#tree details').open")
             .await;
+        b.screenshot("impact").await;
 
         // a shop token sees shop only
         b.client.goto(&format!("{}/repos", base)).await.unwrap();
@@ -349,6 +352,7 @@ fn people_impact_repositories_and_what_a_token_may_see() {
             listed.contains("shop") && !listed.contains("tools"),
             "{listed}"
         );
+        b.screenshot("repos").await;
         b.client
             .goto(&format!(
                 "{}/file?repo=tools&path=cmd%2Fmain.go&start=1&end=3",
@@ -394,6 +398,7 @@ fn a_phone_sized_window_needs_no_sideways_scrolling() {
             .await
             .unwrap();
         assert_eq!(external.as_u64(), Some(0));
+        b.screenshot("phone").await;
         tokio::time::sleep(Duration::from_millis(10)).await;
         b.close().await;
     });
