@@ -403,3 +403,73 @@ fn a_phone_sized_window_needs_no_sideways_scrolling() {
         b.close().await;
     });
 }
+
+/// How soon results are painted on a real index (not run by default: it
+/// needs an indexed home). Run:
+/// `KEN_UI_HOME=/tmp/ken-bench KEN_UI_QUERIES='q1|q2|…' cargo test -p ken --test ui -- --ignored --nocapture paint_times`
+#[test]
+#[ignore = "needs an indexed home given by KEN_UI_HOME (e.g. the dev repositories of scripts/bench_serve.py)"]
+fn paint_times_on_an_indexed_home() {
+    let home = std::env::var("KEN_UI_HOME").expect("KEN_UI_HOME");
+    let queries: Vec<String> = std::env::var("KEN_UI_QUERIES")
+        .unwrap_or_else(|_| {
+            "add a method to register error handlers|retry on transient errors|parse_config".into()
+        })
+        .split('|')
+        .map(String::from)
+        .collect();
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ken"));
+    c.arg("--home").arg(&home);
+    let out = c
+        .args([
+            "--json", "token", "create", "--repo", "*", "--scope", "read",
+        ])
+        .output()
+        .unwrap();
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = t["token"].as_str().unwrap().to_string();
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_ken"));
+    serve
+        .arg("--home")
+        .arg(&home)
+        .args(["--json", "serve", "--addr", "127.0.0.1:0"]);
+    let s = Server::spawn(serve, &[]);
+    let base = s.base.clone();
+    runtime().block_on(async move {
+        let b = Browser::start(1280, 900).await;
+        sign_in(&b, &base, &t).await;
+        let mut times = Vec::new();
+        for q in &queries {
+            b.client
+                .goto(&format!("{base}/?q={}", q.replace(' ', "%20")))
+                .await
+                .unwrap();
+            b.until("painted", "window.kenPaintMs !== undefined").await;
+            let ms = b
+                .client
+                .execute("return window.kenPaintMs;", vec![])
+                .await
+                .unwrap()
+                .as_f64()
+                .unwrap();
+            let n = b
+                .client
+                .execute(
+                    "return document.querySelectorAll('#results .result').length;",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            println!("{q:?}: {n} results painted {ms:.1} ms after the answer");
+            times.push(ms);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "paint after answer: p50 {:.1} ms, max {:.1} ms over {} searches",
+            times[times.len() / 2],
+            times[times.len() - 1],
+            times.len()
+        );
+        b.close().await;
+    });
+}
