@@ -221,20 +221,20 @@ fn configured_branches_and_a_server_without_a_secret() {
     let b = push_body("acme/shop", "main", &sha);
     let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-2", "push");
     assert_eq!(st, 200, "main is not configured for shop: {v}");
-    // a commit on the configured branch
-    r.write("src/shop/release.py", "VERSION = '1.0'\n");
-    let next = r.commit("release 1.0");
-    let b = push_body("acme/shop", "release", &next);
-    let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-3", "push");
-    assert_eq!(st, 202, "{v}");
     // the commit already indexed: nothing to do
     let b = push_body("acme/shop", "release", &sha);
-    let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-4", "push");
+    let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-3", "push");
     assert_eq!(st, 200, "{v}");
     assert!(
         v["ignored"].as_str().unwrap().contains("already indexed"),
         "{v}"
     );
+    // a new commit on the configured branch
+    r.write("src/shop/release.py", "VERSION = '1.0'\n");
+    let next = r.commit("release 1.0");
+    let b = push_body("acme/shop", "release", &next);
+    let (st, v) = deliver(&s, &b, Some(&sign(&b)), "x-4", "push");
+    assert_eq!(st, 202, "{v}");
 }
 
 #[test]
