@@ -467,7 +467,14 @@ pub fn search_store(
         let Some(chunk) = chunks.get(&id) else {
             continue;
         };
+        // every filter holds for every signal (dense hits come from an
+        // index that knows nothing of paths or languages)
         if !lang_ok(chunk.language) {
+            continue;
+        }
+        if let Some(set) = &allowed_set
+            && !set.contains(chunk.path.as_str())
+        {
             continue;
         }
         if let Some(shas) = &people_filter
