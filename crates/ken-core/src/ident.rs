@@ -129,12 +129,30 @@ pub fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
                 iter.next();
             }
             let w = &text[start..end];
-            // Over-long runs are data (hashes, base64), not identifiers.
-            if w.len() <= 64 {
+            if !is_data(w) {
                 return Some((start, w));
             }
         }
     })
+}
+
+/// Over-long runs are data (hashes, base64), not identifiers — unless they
+/// read like one: a long test name such as
+/// `a_reader_that_goes_away_stops_output_quietly_when_piped` is words
+/// joined by underscores.
+fn is_data(w: &str) -> bool {
+    if w.len() <= 64 {
+        return false;
+    }
+    if w.len() > 256 {
+        return true;
+    }
+    let parts: Vec<&str> = w.split('_').filter(|p| !p.is_empty()).collect();
+    let wordy = parts.len() >= 3
+        && parts
+            .iter()
+            .all(|p| p.len() <= 24 && p.chars().any(|c| c.is_alphabetic()));
+    !wordy
 }
 
 fn is_word_char(c: char) -> bool {
@@ -248,6 +266,13 @@ mod tests {
         let text = format!("x {long} y");
         let w: Vec<_> = words(&text).map(|(_, w)| w).collect();
         assert_eq!(w, ["x", "y"]);
+        let hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        let b64 = "dGhpc19pc19ub3RfYW5faWRlbnRpZmllcl9idXRfYmFzZTY0X2RhdGFfdGhhdF9nb2VzX29u";
+        let name = "a_reader_that_goes_away_stops_output_quietly_when_the_pipe_closes";
+        assert!(name.len() > 64);
+        let text = format!("{hash}00 {b64} {name}");
+        let w: Vec<_> = words(&text).map(|(_, w)| w).collect();
+        assert_eq!(w, [name], "long test names are identifiers, hashes and base64 are not");
     }
 
     #[test]

@@ -515,8 +515,31 @@ pub fn search_store(
     if pinned.iter().any(|(_, t, _)| *t == SymbolTier::Exact) {
         pinned.retain(|(_, t, _)| *t == SymbolTier::Exact);
     }
-    order_pins(&mut pinned, |id| {
-        chunks.get(&id).is_some_and(|c| c.kind == ChunkKind::Module)
+    // ties: the definition the code graph ranks highest (PageRank of its
+    // definition), and code before tests
+    let mut graph_rank: HashMap<u64, f32> = HashMap::new();
+    if pinned.len() > 1 {
+        let mut by_path: HashMap<String, Vec<(String, u32, f32)>> = HashMap::new();
+        for (id, _, _) in &pinned {
+            let Some((_, c)) = scored.iter().find(|(i, _)| i == id) else {
+                continue;
+            };
+            let Some(d) = &c.definition else { continue };
+            if !by_path.contains_key(&d.path) {
+                by_path.insert(d.path.clone(), store.def_ranks(&d.path)?);
+            }
+            let rank = by_path[&d.path]
+                .iter()
+                .filter(|(q, _, _)| *q == d.qualname)
+                .map(|(_, _, r)| *r)
+                .fold(0.0f32, f32::max);
+            graph_rank.insert(*id, rank);
+        }
+    }
+    order_pins(&mut pinned, |id| Pin {
+        module: chunks.get(&id).is_some_and(|c| c.kind == ChunkKind::Module),
+        test: chunks.get(&id).is_some_and(|c| is_test_path(&c.path)),
+        graph: graph_rank.get(&id).copied().unwrap_or(0.0),
     });
     pinned.truncate(p.max_pinned);
     for (pos, (id, tier, _)) in pinned.iter().enumerate() {
@@ -578,13 +601,27 @@ pub fn search_store(
     Ok(StoreResults { hits, notes })
 }
 
-/// Pinned exact hits: by tier; then definition chunks before module chunks
-/// (a module chunk only holds a definition too small to be a chunk of its
-/// own, such as a one-line struct); then by fused score.
-fn order_pins(pinned: &mut [(u64, SymbolTier, f32)], is_module: impl Fn(u64) -> bool) {
+/// What orders pinned hits of the same tier.
+struct Pin {
+    /// A module chunk (it only holds a definition too small to be a chunk
+    /// of its own, such as a one-line struct).
+    module: bool,
+    /// In a test file.
+    test: bool,
+    /// PageRank of the definition in the code graph.
+    graph: f32,
+}
+
+/// Pinned exact hits: by tier; then definition chunks before module chunks;
+/// then code before tests; then the definition the graph ranks highest;
+/// then by fused score.
+fn order_pins(pinned: &mut [(u64, SymbolTier, f32)], pin: impl Fn(u64) -> Pin) {
     pinned.sort_by(|a, b| {
+        let (pa, pb) = (pin(a.0), pin(b.0));
         a.1.cmp(&b.1)
-            .then(is_module(a.0).cmp(&is_module(b.0)))
+            .then(pa.module.cmp(&pb.module))
+            .then(pa.test.cmp(&pb.test))
+            .then(pb.graph.total_cmp(&pa.graph))
             .then(b.2.total_cmp(&a.2))
     });
 }
@@ -893,9 +930,29 @@ mod tests {
             (3, SymbolTier::ExactFolded, 1.0),
             (4, SymbolTier::Exact, 0.5),
         ];
-        order_pins(&mut pins, |id| id == 1);
+        order_pins(&mut pins, |id| Pin {
+            module: id == 1,
+            test: false,
+            graph: 0.0,
+        });
         let ids: Vec<u64> = pins.iter().map(|p| p.0).collect();
         assert_eq!(ids, vec![4, 2, 1, 3]);
+    }
+
+    #[test]
+    fn among_equal_pins_code_beats_tests_and_the_graph_decides() {
+        let mut pins = vec![
+            (1, SymbolTier::Exact, 0.9), // a test, best score
+            (2, SymbolTier::Exact, 0.1), // code, central in the graph
+            (3, SymbolTier::Exact, 0.5), // code, peripheral
+        ];
+        order_pins(&mut pins, |id| Pin {
+            module: false,
+            test: id == 1,
+            graph: if id == 2 { 3.0 } else { 0.5 },
+        });
+        let ids: Vec<u64> = pins.iter().map(|p| p.0).collect();
+        assert_eq!(ids, vec![2, 3, 1]);
     }
 
     #[test]

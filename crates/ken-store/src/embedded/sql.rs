@@ -405,7 +405,12 @@ pub(crate) fn lookup_symbols(
     const COLS: &str = "name, qualname, folded, kind, path, start_line, end_line, chunk_id";
     // Tier 1: exact (name or qualified name, folded); case-exact ranks first.
     let column = if qualified { "qual_folded" } else { "folded" };
-    let sql = format!("SELECT {COLS} FROM symbols WHERE {column} = ?1 LIMIT ?2");
+    // case-exact matches first, so that a crowd of folded ones (`handler`
+    // for `Handler`) cannot crowd the one exact match out of the limit
+    let exact_col = if qualified { "qualname" } else { "name" };
+    let sql = format!(
+        "SELECT {COLS} FROM symbols WHERE {column} = ?1 ORDER BY ({exact_col} = ?3) DESC LIMIT ?2"
+    );
     let folded_q = if qualified {
         fold(&qual_ident)
     } else {
@@ -413,7 +418,14 @@ pub(crate) fn lookup_symbols(
     };
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut exact: Vec<SymbolMatch> = stmt
-        .query_map(params![folded_q, limit as i64], row)?
+        .query_map(
+            params![
+                folded_q,
+                limit as i64,
+                if qualified { qual_ident.as_str() } else { ident }
+            ],
+            row,
+        )?
         .filter_map(|r| r.ok())
         .map(|(mut m, _)| {
             let same = if qualified {
