@@ -272,7 +272,11 @@ mod tests {
         assert!(name.len() > 64);
         let text = format!("{hash}00 {b64} {name}");
         let w: Vec<_> = words(&text).map(|(_, w)| w).collect();
-        assert_eq!(w, [name], "long test names are identifiers, hashes and base64 are not");
+        assert_eq!(
+            w,
+            [name],
+            "long test names are identifiers, hashes and base64 are not"
+        );
     }
 
     #[test]

@@ -234,9 +234,11 @@ fn is_function(kind: ChunkKind) -> bool {
 
 /// Which definitions get chunks of their own.
 ///
-/// - Top level: every function with a body and every other definition
-///   spanning more than one line; one-line types, macros, typedefs and
-///   one-line declarations stay in the module chunk.
+/// - Top level: every function with a body, and every other definition —
+///   one-line types, aliases, typedefs, macros, structs and interfaces
+///   included, so that an exact look-up of their name finds them and not
+///   the module chunk around them. One-line function declarations without
+///   a body (prototypes, overload signatures) stay in the module chunk.
 /// - Members of a chunked class-like definition: methods and nested
 ///   classes, not fields or associated types. Declarations without a body
 ///   (interface or abstract methods) only when they span several lines
@@ -261,7 +263,9 @@ fn chunked(text: &str, defs: &[Def], li: &LineIndex) -> Vec<bool> {
             && ends_line
             && match d.parent {
                 None if function => d.body.is_some() || !one_line,
-                None => !one_line || d.has_children,
+                // a one-line `namespace X;` names the rest of the file, it
+                // holds nothing: it stays with the imports
+                None => !(one_line && d.kind == ChunkKind::Namespace && d.body.is_none()),
                 Some(p) if function => {
                     own[p] && defs[p].kind.is_container() && (d.body.is_some() || !one_line)
                 }

@@ -365,7 +365,11 @@ fn a_large_script_without_definitions_is_module_chunks() {
 
 #[test]
 fn options_are_respected() {
-    let text = fixture("large.go");
+    // module-level statements between definitions: short gaps to group
+    let mut text = fixture("large.go");
+    for i in 0..20 {
+        text.push_str(&format!("\nvar tail{i} = {i}\n\nfunc tailFunc{i}() {{}}\n"));
+    }
     let opts = ChunkOptions {
         whole_file_chars: 100,
         max_chunk_chars: 200,
@@ -381,6 +385,13 @@ fn options_are_respected() {
     assert!(
         module.len() > 1,
         "module text is grouped by max_chunk_chars"
+    );
+    assert!(
+        module
+            .iter()
+            .filter(|c| c.text.contains("tail"))
+            .all(|c| c.text.chars().count() <= 200),
+        "each group within max_chunk_chars"
     );
     assert!(
         !chunk(&fs, "Command", ChunkKind::Struct).synthetic,

@@ -69,12 +69,9 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "large.rs",
-        module: &[
-            "use std::cmp;",
-            "pub const DEFAULT_BUFFER_CAPACITY",
-            "type Result<T, E",
-        ],
+        module: &["use std::cmp;", "pub const DEFAULT_BUFFER_CAPACITY"],
         chunks: &[
+            ("Result", Type),
             ("Core", Struct),
             ("Core", Impl),
             ("Core.new", Method),
@@ -86,7 +83,7 @@ const CASES: &[Case] = &[
             ("tests", Namespace),
             ("tests.buffer_basics2", Function),
         ],
-        nested: &["is_hidden_entry.imp", "Hidden.is_hidden", "Result"],
+        nested: &["is_hidden_entry.imp", "Hidden.is_hidden"],
         names: &[("Core.before_context_by_line", "before_context_by_line")],
         docs: &[
             ("Core", "The state of one search"),
@@ -151,8 +148,9 @@ const CASES: &[Case] = &[
             ("retry", Function),
             ("joinPaths", Function),
             ("Internal", Namespace),
+            ("Handler", Type),
         ],
-        nested: &["Service.start", "Store.get", "Handler"],
+        nested: &["Service.start", "Store.get"],
         names: &[("Internal.normalize", "normalize")],
         docs: &[
             ("Router", "Routes requests to handlers"),
@@ -168,12 +166,9 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "large.tsx",
-        module: &[
-            "import React",
-            "export const PAGE_SIZE = 25;",
-            "type State =",
-        ],
+        module: &["import React", "export const PAGE_SIZE = 25;"],
         chunks: &[
+            ("State", Type),
             ("ItemList", Function),
             ("Spinner", Function),
             ("relativeTime", Function),
@@ -183,7 +178,7 @@ const CASES: &[Case] = &[
             ("Counter.render", Method),
             ("App", Function),
         ],
-        nested: &["State"],
+        nested: &[],
         names: &[],
         docs: &[
             ("ItemList", "A paginated list"),
@@ -253,9 +248,10 @@ const CASES: &[Case] = &[
             "#include <stdio.h>",
             "#define BUFFER_MIN_CAPACITY 64",
             "static int debug_level = 0;",
-            "typedef struct buffer buffer_t;",
         ],
         chunks: &[
+            ("buffer_t", Type),
+            ("MAX", Macro),
             ("buffer", Struct),
             ("buf_status", Type),
             ("buffer_new", Function),
@@ -263,7 +259,7 @@ const CASES: &[Case] = &[
             ("buffer_find", Function),
             ("main", Function),
         ],
-        nested: &["MAX", "buffer_t"],
+        nested: &[],
         names: &[],
         docs: &[
             ("buffer_new", "Create an empty buffer"),
@@ -415,10 +411,10 @@ const CASES: &[Case] = &[
         module: &[
             "package com.example.graph",
             "import scala.collection.mutable",
-            "type NodeId = Long",
-            "case class Edge",
         ],
         chunks: &[
+            ("NodeId", Type),
+            ("Edge", Class),
             ("Graph", Trait),
             ("AdjacencyGraph", Class),
             ("AdjacencyGraph.addEdge", Method),

@@ -422,7 +422,11 @@ pub(crate) fn lookup_symbols(
             params![
                 folded_q,
                 limit as i64,
-                if qualified { qual_ident.as_str() } else { ident }
+                if qualified {
+                    qual_ident.as_str()
+                } else {
+                    ident
+                }
             ],
             row,
         )?

@@ -2,7 +2,8 @@ use ken_core::{ChunkKind, RefKind};
 use tree_sitter::Node;
 
 use super::{
-    CallRule, Found, ImportRule, InheritRule, Member, RefSpec, Rule, Spec, Types, Wrapper, text,
+    CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec, Types,
+    Wrapper, text,
 };
 use crate::refs::names::last_segment;
 
@@ -10,6 +11,9 @@ pub(crate) static SPEC: Spec = Spec {
     rules: &[
         Rule::new("function_definition", ChunkKind::Function),
         Rule::new("class_definition", ChunkKind::Class),
+        Rule::new("type_alias_statement", ChunkKind::Type)
+            .no_body()
+            .hook(type_alias),
     ],
     comments: &["comment"],
     attributes: &[],
@@ -35,6 +39,14 @@ pub(crate) static SPEC: Spec = Spec {
         ..RefSpec::NONE
     },
 };
+
+/// `type Vector = list[float]` (Python 3.12): named by its left side,
+/// without type parameters.
+fn type_alias<'t>(node: Node<'t>, ctx: &Ctx<'_>) -> Option<Named<'t>> {
+    let left = node.child_by_field_name("left")?;
+    let name = text(left, ctx.src).split(['[', ' ']).next()?.trim();
+    (!name.is_empty()).then(|| Named::new(name))
+}
 
 fn dotted(node: Node<'_>, src: &[u8]) -> String {
     text(node, src).split_whitespace().collect()
