@@ -189,3 +189,37 @@ fn chunks_after_non_ascii_text_have_their_own_text() {
         hit["snippet"]
     );
 }
+
+#[test]
+fn exact_symbols_win_over_crowds_of_folded_ones_and_long_names_are_found() {
+    // one trait `Handler`, sixty test functions `handler`, and a test
+    // whose name is longer than 64 characters
+    let r = Repo::new();
+    // (in a path listed after the tests, so it is stored after them)
+    r.write(
+        "zz/handler.rs",
+        "/// Handles a request.\npub trait Handler {\n    fn handle(&self);\n}\n",
+    );
+    for i in 0..60 {
+        r.write(
+            &format!("tests/case_{i}.rs"),
+            format!("#[test]\nfn handler() {{\n    assert_eq!({i}, {i});\n}}\n"),
+        );
+    }
+    let long = "a_reader_that_goes_away_stops_output_quietly_when_the_pipe_closes_early";
+    assert!(long.len() > 64);
+    r.write(
+        "tests/pipes.rs",
+        format!("#[test]\nfn {long}() {{\n    assert!(true);\n}}\n"),
+    );
+    r.commit("handlers");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap()]);
+    let v = ken.search(&["Handler", "-n", "3"]);
+    assert_eq!(v["results"][0]["path"], "zz/handler.rs", "{v}");
+    assert_eq!(v["results"][0]["symbol"], "Handler");
+    assert_eq!(v["results"][0]["pinned"], true);
+    let v = ken.search(&[long, "-n", "3"]);
+    assert_eq!(v["results"][0]["path"], "tests/pipes.rs", "{v}");
+    assert_eq!(v["results"][0]["symbol"], long);
+}
