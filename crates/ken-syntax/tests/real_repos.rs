@@ -1,7 +1,9 @@
 //! Definitions in real repositories, read from bare git mirrors
-//! (`$KEN_MIRROR_DIR/OWNER+NAME/repo`, default `/work/.mirror`) and checked
-//! against the symbol set of the evaluation (`$KEN_EVAL_DIR/symbols_dev.jsonl`,
-//! default `/work/shared/eval`). Ignored by default: run with
+//! (`$KEN_MIRROR_DIR/OWNER+NAME/repo`, default `/work/.mirror`; fetch them
+//! with the tool library's `fetch`) and checked against the symbol set of
+//! the evaluation (`$KEN_EVAL_DIR/symbols_dev.jsonl`, default the `shared/eval`
+//! beside this checkout). Ignored by default — they need that data, and
+//! fail, not pass, without it: run with
 //! `cargo test -p ken-syntax --test real_repos -- --ignored`.
 
 mod common;
@@ -10,10 +12,15 @@ use std::process::Command;
 
 use common::*;
 
-fn mirror(repo: &str) -> Option<String> {
+/// A mirror's git directory; the test fails when it is not there.
+fn mirror(repo: &str) -> String {
     let base = std::env::var("KEN_MIRROR_DIR").unwrap_or_else(|_| "/work/.mirror".into());
     let dir = format!("{base}/{}/repo", repo.replace('/', "+"));
-    std::path::Path::new(&dir).exists().then_some(dir)
+    assert!(
+        std::path::Path::new(&dir).exists(),
+        "no mirror of {repo} at {dir}: fetch it and set KEN_MIRROR_DIR"
+    );
+    dir
 }
 
 fn show(git_dir: &str, rev: &str, path: &str) -> Option<String> {
@@ -27,7 +34,7 @@ fn show(git_dir: &str, rev: &str, path: &str) -> Option<String> {
 }
 
 #[test]
-#[ignore]
+#[ignore = "needs the bare mirrors of the four dev repositories under $KEN_MIRROR_DIR"]
 fn spot_checks_at_head() {
     let cases = [
         (
@@ -60,10 +67,7 @@ fn spot_checks_at_head() {
         ("expressjs/express", "lib/response.js", "res.send"),
     ];
     for (repo, path, qualname) in cases {
-        let Some(git) = mirror(repo) else {
-            eprintln!("no mirror of {repo}; skipped");
-            continue;
-        };
+        let git = mirror(repo);
         let text = show(&git, "HEAD", path).unwrap_or_else(|| panic!("{repo}: no {path}"));
         let fs = parse(path, &text);
         let d = def(&fs, qualname);
@@ -74,9 +78,7 @@ fn spot_checks_at_head() {
             "{path}: {qualname} is in no chunk"
         );
     }
-    let Some(git) = mirror("BurntSushi/ripgrep") else {
-        return;
-    };
+    let git = mirror("BurntSushi/ripgrep");
     let text = show(&git, "HEAD", "crates/ignore/src/gitignore.rs").unwrap();
     let fs = parse("gitignore.rs", &text);
     assert!(
@@ -90,11 +92,10 @@ fn spot_checks_at_head() {
         def(&fs, "tests.buffer_basics2").kind,
         ken_core::ChunkKind::Function
     );
-    if let Some(git) = mirror("expressjs/express") {
-        let text = show(&git, "HEAD", "lib/response.js").unwrap();
-        let fs = parse("lib/response.js", &text);
-        assert_eq!(def(&fs, "res.send").name, "send");
-    }
+    let git = mirror("expressjs/express");
+    let text = show(&git, "HEAD", "lib/response.js").unwrap();
+    let fs = parse("lib/response.js", &text);
+    assert_eq!(def(&fs, "res.send").name, "send");
 }
 
 /// Every gold symbol of the evaluation's symbol set is found at its base
@@ -102,13 +103,12 @@ fn spot_checks_at_head() {
 /// property (`res.send = function send`) are named `send` and qualified by
 /// the whole left side (`res.send`); the set qualifies them by name alone.
 #[test]
-#[ignore]
+#[ignore = "needs the dev mirrors and ../shared/eval/symbols_dev.jsonl"]
 fn eval_symbols_are_found_with_their_lines() {
-    let dir = std::env::var("KEN_EVAL_DIR").unwrap_or_else(|_| "/work/shared/eval".into());
-    let Ok(set) = std::fs::read_to_string(format!("{dir}/symbols_dev.jsonl")) else {
-        eprintln!("no symbol set in {dir}; skipped");
-        return;
-    };
+    let dir = std::env::var("KEN_EVAL_DIR")
+        .unwrap_or_else(|_| format!("{}/../../../shared/eval", manifest_dir()));
+    let set = std::fs::read_to_string(format!("{dir}/symbols_dev.jsonl"))
+        .unwrap_or_else(|e| panic!("no symbol set in {dir} ({e}): set KEN_EVAL_DIR"));
     let mut checked = 0;
     let mut missing = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -116,7 +116,7 @@ fn eval_symbols_are_found_with_their_lines() {
         let q: serde_json::Value = serde_json::from_str(line).unwrap();
         let repo = q["repo"].as_str().unwrap();
         let sha = q["base_sha"].as_str().unwrap();
-        let Some(git) = mirror(repo) else { continue };
+        let git = mirror(repo);
         for g in q["gold_symbols"].as_array().into_iter().flatten() {
             let path = g["path"].as_str().unwrap();
             let qualname = g["qualname"].as_str().unwrap();
@@ -155,12 +155,9 @@ fn eval_symbols_are_found_with_their_lines() {
 /// The invariants, and no line lost, on every file under `$KEN_CHECK_DIR`
 /// (for instance repositories unpacked with `git archive`).
 #[test]
-#[ignore]
+#[ignore = "checks the directory named by KEN_CHECK_DIR"]
 fn invariants_hold_on_a_directory() {
-    let Ok(root) = std::env::var("KEN_CHECK_DIR") else {
-        eprintln!("KEN_CHECK_DIR not set; skipped");
-        return;
-    };
+    let root = std::env::var("KEN_CHECK_DIR").expect("set KEN_CHECK_DIR to the directory to check");
     let mut stack = vec![std::path::PathBuf::from(root)];
     let mut files = 0;
     while let Some(dir) = stack.pop() {
