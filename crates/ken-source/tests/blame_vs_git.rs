@@ -193,8 +193,8 @@ fn blame_matches_git_on_a_built_history() {
     git(&["add", "-A"], ada, "2024-01-01T10:00:00");
     git(&["commit", "-q", "-m", "first"], ada, "2024-01-01T10:00:00");
     // Grace edits a few lines and inserts a block
-    for i in 5..9 {
-        lines[i] = format!("def f{}(): return {} * 2", i + 1, i + 1);
+    for (i, line) in lines.iter_mut().enumerate().take(9).skip(5) {
+        *line = format!("def f{}(): return {} * 2", i + 1, i + 1);
     }
     for j in 0..5 {
         lines.insert(20, format!("def g{j}(): return -{j}"));

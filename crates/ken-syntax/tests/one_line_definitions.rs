@@ -9,7 +9,14 @@ use common::*;
 use ken_core::ChunkKind::{self, *};
 
 /// (file, comment prefix, definitions as they are written, expected (name, kind)).
-const CASES: &[(&str, &str, &str, &[(&str, ChunkKind)])] = &[
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, ChunkKind)],
+);
+
+const CASES: &[Case] = &[
     (
         "large.rs",
         "//",
