@@ -115,6 +115,18 @@ pub struct EvalReport {
     /// "Who should fix this" (with `--who`): `ken who` and two baselines.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub who: BTreeMap<String, WhoMetrics>,
+    /// Index steps that failed; their queries count as misses above.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedStep>,
+}
+
+/// An index step that failed, and the queries it left unanswered.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedStep {
+    pub repo: String,
+    pub commit: Option<String>,
+    pub queries: usize,
+    pub error: String,
 }
 
 /// Rank of the true author in a ranking of people, per method.
@@ -164,6 +176,10 @@ pub struct QueryOutcome {
     pub rr: f64,
     pub symbol_rank: Option<usize>,
     pub ms: f64,
+    /// Why the query could not be run (its index step failed); it counts
+    /// as a miss.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     #[serde(skip)]
     hinted: bool,
     #[serde(skip)]
@@ -219,6 +235,7 @@ pub fn eval(
         by_repo.entry(q.repo.clone()).or_default().push(q);
     }
     let mut outcomes: Vec<QueryOutcome> = Vec::new();
+    let mut failed: Vec<FailedStep> = Vec::new();
     let mut who_ranks: BTreeMap<String, Vec<[Option<usize>; 3]>> = BTreeMap::new();
     for (repo, mut qs) in by_repo {
         if let Some(n) = opts.max_queries {
@@ -236,8 +253,11 @@ pub fn eval(
         }
         let mut ordered: Vec<(Option<String>, Vec<EvalQuery>, i64)> = Vec::new();
         for (sha, qs) in groups {
+            // an unknown commit sorts first; its index step reports the error
             let time = match (&path, &sha) {
-                (Some(p), Some(s)) => GitRepo::open(p)?.resolve(s)?.time,
+                (Some(p), Some(s)) => GitRepo::open(p)
+                    .and_then(|r| r.resolve(s))
+                    .map_or(0, |c| c.time),
                 _ => 0,
             };
             ordered.push((sha, qs, time));
@@ -248,7 +268,7 @@ pub fn eval(
             match &path {
                 Some(p) => {
                     let started = Instant::now();
-                    let r = index::index(
+                    let indexed = index::index(
                         settings,
                         &IndexRequest {
                             source: p.display().to_string(),
@@ -258,7 +278,28 @@ pub fn eval(
                         },
                         &NoProgress,
                         embedder,
-                    )?;
+                    );
+                    let r = match indexed {
+                        Ok(r) => r,
+                        // another writer on the index: the run cannot go on
+                        Err(e) if e.kind() == crate::ErrorKind::Busy => return Err(e),
+                        Err(e) => {
+                            let error = e.to_string();
+                            log(&format!(
+                                "{repo} @ {}: index step failed, {} queries counted as misses: {error}",
+                                sha.as_deref().unwrap_or("HEAD"),
+                                qs.len()
+                            ));
+                            failed.push(FailedStep {
+                                repo: repo.clone(),
+                                commit: sha.clone(),
+                                queries: qs.len(),
+                                error: error.clone(),
+                            });
+                            outcomes.extend(qs.iter().map(|q| failed_query(&repo, q, &error)));
+                            continue;
+                        }
+                    };
                     log(&format!(
                         "{repo} @ {}: {} files, {} processed in {:.1}s",
                         sha.as_deref()
@@ -345,6 +386,7 @@ pub fn eval(
     }
     Ok(EvalReport {
         who,
+        failed,
         overall: metrics(&all),
         repos,
         no_hints: has_hint_fields.then(|| metrics(&unhinted)),
@@ -355,6 +397,28 @@ pub fn eval(
             EvalMode::Baseline => "baseline".into(),
         },
     })
+}
+
+/// A query that could not be run: a miss on every measure.
+fn failed_query(repo: &str, q: &EvalQuery, error: &str) -> QueryOutcome {
+    QueryOutcome {
+        id: q.id.clone(),
+        repo: repo.to_string(),
+        query: q.query.clone(),
+        files: Vec::new(),
+        gold_files: q.gold_files.clone(),
+        rr: 0.0,
+        symbol_rank: None,
+        ms: 0.0,
+        error: Some(error.to_string()),
+        hinted: q.mentions_path.unwrap_or(false)
+            || q.mentions_stem.unwrap_or(false)
+            || q.mentions_symbol.unwrap_or(false),
+        recall: [0.0; 3],
+        acc5: false,
+        p5: 0.0,
+        has_symbols: !q.gold_symbols.is_empty(),
+    }
 }
 
 fn run_query(
@@ -485,6 +549,7 @@ fn run_query(
         rr,
         symbol_rank,
         ms,
+        error: None,
         hinted: q.mentions_path.unwrap_or(false)
             || q.mentions_stem.unwrap_or(false)
             || q.mentions_symbol.unwrap_or(false),
@@ -541,9 +606,20 @@ fn metrics(outcomes: &[&QueryOutcome]) -> Metrics {
             / m;
         (Some(round(hit1)), Some(round(mrr)))
     };
-    let mut ms: Vec<f64> = outcomes.iter().map(|o| o.ms).collect();
+    // latency of the queries that ran
+    let mut ms: Vec<f64> = outcomes
+        .iter()
+        .filter(|o| o.error.is_none())
+        .map(|o| o.ms)
+        .collect();
     ms.sort_by(f64::total_cmp);
-    let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
+    let pct = |p: f64| {
+        if ms.is_empty() {
+            0.0
+        } else {
+            ms[((ms.len() - 1) as f64 * p).round() as usize]
+        }
+    };
     Metrics {
         queries: n,
         mrr10: round(mean(&|o| o.rr)),

@@ -43,6 +43,8 @@ pub struct IndexReport {
     pub name: String,
     pub commit: Option<String>,
     pub worktree: bool,
+    /// The source is a folder outside any git repository (no history).
+    pub plain_folder: bool,
     pub up_to_date: bool,
     /// Files of the snapshot that are indexed (after the run).
     pub files: u64,
@@ -105,8 +107,8 @@ struct Target {
     reader: Reader,
     commit: Option<ken_source::CommitInfo>,
     worktree: bool,
-    /// The repository (for history and blame).
-    repo: GitRepo,
+    /// The repository (for history and blame); `None` for a plain folder.
+    repo: Option<GitRepo>,
 }
 
 fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
@@ -136,12 +138,18 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
             reader: Reader::Git(Box::new(repo.clone())),
             commit: Some(commit),
             worktree: false,
-            repo,
+            repo: Some(repo),
         });
     }
     let path = Path::new(source);
-    let repo = GitRepo::open(path)?;
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let repo = match GitRepo::open(path) {
+        Ok(repo) => repo,
+        Err(ken_source::SourceError::NotARepository(_)) if path.is_dir() => {
+            return plain_folder(req, &abs);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let name = req
         .name
         .clone()
@@ -156,7 +164,7 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
                 reader: Reader::Git(Box::new(repo.clone())),
                 commit: Some(commit),
                 worktree: false,
-                repo,
+                repo: Some(repo),
             })
         }
         (None, Some(workdir)) => {
@@ -167,7 +175,7 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
                 reader: Reader::Worktree(workdir),
                 commit,
                 worktree: true,
-                repo,
+                repo: Some(repo),
             })
         }
         (None, None) => {
@@ -178,10 +186,29 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
                 reader: Reader::Git(Box::new(repo.clone())),
                 commit: Some(commit),
                 worktree: false,
-                repo,
+                repo: Some(repo),
             })
         }
     }
+}
+
+/// A folder outside any git repository: its files as they are on disk,
+/// with no commit, so no history and no people.
+fn plain_folder(req: &IndexRequest, abs: &Path) -> Result<Target> {
+    if req.rev.is_some() {
+        return Err(EngineError::bad_input(format!(
+            "{} is not a git repository, so it has no revisions: index it without --rev",
+            abs.display()
+        )));
+    }
+    Ok(Target {
+        name: req.name.clone().unwrap_or_else(|| default_name(abs, true)),
+        source_label: abs.display().to_string(),
+        reader: Reader::Worktree(abs.to_path_buf()),
+        commit: None,
+        worktree: true,
+        repo: None,
+    })
 }
 
 /// `/src/flask` → `flask`; a bare `/srv/flask.git` → `flask`; `/x/flask/.git` → `flask`.
@@ -213,6 +240,7 @@ pub fn index(
         name: target.name.clone(),
         commit: target.commit.as_ref().map(|c| c.sha.clone()),
         worktree: target.worktree,
+        plain_folder: target.repo.is_none(),
         ..Default::default()
     };
     let previous = store.state()?;
@@ -226,7 +254,7 @@ pub fn index(
         && previous.pending.is_none()
     {
         report.up_to_date = true;
-        fill_counts(&store, &mut report, &Listing::default())?;
+        fill_counts(&store, &mut report)?;
         report.graph = Some(graph::update_graph(
             &mut store,
             &[],
@@ -321,14 +349,22 @@ pub fn index(
         source: Some(target.source_label.clone()),
         indexed_at: Some(now()),
         pending: None,
+        left_out: left_out(&listing),
     })?;
     let seq_after = store.batch_seq()?;
     report.graph = Some(graph::update_graph(
         &mut store, &changed, &deletes, seq_before, seq_after,
     )?);
     report.people = people_step(&target, &mut store, &opts)?;
+    if target.repo.is_none() {
+        report.warnings.push(
+            "not a git repository: no history, so no authors and no people \
+             (run `git init` and commit to get them)"
+                .into(),
+        );
+    }
     store.finish()?;
-    fill_counts(&store, &mut report, &listing)?;
+    fill_counts(&store, &mut report)?;
     if listing.entries.is_empty() && listing.skipped.is_empty() {
         report
             .warnings
@@ -350,7 +386,7 @@ fn people_step(
     store: &mut EmbeddedStore,
     opts: &ListOptions,
 ) -> Result<Option<PeopleReport>> {
-    let Some(commit) = &target.commit else {
+    let (Some(commit), Some(repo)) = (&target.commit, &target.repo) else {
         return Ok(None);
     };
     let indexed: Vec<(String, String)> = store
@@ -360,8 +396,7 @@ fn people_step(
         .map(|f| (f.path, f.id))
         .collect();
     let files = if target.worktree {
-        let head: HashMap<String, String> = target
-            .repo
+        let head: HashMap<String, String> = repo
             .list_commit(&commit.sha, opts)?
             .entries
             .into_iter()
@@ -386,7 +421,7 @@ fn people_step(
     } else {
         indexed
     };
-    people::update_people(store, &target.repo, &commit.sha, &files).map(Some)
+    people::update_people(store, repo, &commit.sha, &files).map(Some)
 }
 
 /// The embedding step, after the lexical index is committed.
@@ -421,28 +456,46 @@ fn now() -> i64 {
         .unwrap_or(0)
 }
 
-/// Skip counts over the whole snapshot: what the listing left out plus the
-/// files the store holds as skipped (by content).
-fn fill_counts(store: &EmbeddedStore, report: &mut IndexReport, listing: &Listing) -> Result<()> {
+/// The files a listing left out, by reason, with a few examples each.
+fn left_out(listing: &Listing) -> BTreeMap<String, ken_store::LeftOut> {
+    let mut out: BTreeMap<String, ken_store::LeftOut> = BTreeMap::new();
+    for (path, reason) in &listing.skipped {
+        let l = out.entry(reason.name().to_string()).or_default();
+        l.count += 1;
+        if l.examples.len() < 3 {
+            l.examples.push(path.clone());
+        }
+    }
+    out
+}
+
+/// Skip counts over the whole snapshot, the same the store reports to
+/// `ken status`: what the listing left out (kept in the index state) plus
+/// the files the store holds as skipped (by content).
+fn fill_counts(store: &EmbeddedStore, report: &mut IndexReport) -> Result<()> {
     let stats = store.stats()?;
     report.files = stats.files;
-    let mut add = |reason: &str, path: &str| {
-        *report.skipped.entry(reason.to_string()).or_default() += 1;
-        let ex = report
-            .skipped_examples
-            .entry(reason.to_string())
-            .or_default();
-        if ex.len() < 3 {
-            ex.push(path.to_string());
-        }
-    };
-    for (path, reason) in &listing.skipped {
-        add(reason.name(), path);
-    }
+    report.skipped = stats.skipped;
+    report.skipped_examples = store
+        .state()?
+        .left_out
+        .into_iter()
+        .map(|(reason, l)| (reason, l.examples))
+        .collect();
     for f in store.files()? {
-        if let Some(reason) = &f.skip {
-            add(reason, &f.path);
+        if let Some(reason) = f.skip {
+            let ex = report.skipped_examples.entry(reason).or_default();
+            if ex.len() < 3 {
+                ex.push(f.path);
+            }
         }
+    }
+    if let Some(n) = report.skipped.get(SkipReason::MissingObject.name()) {
+        report.warnings.push(format!(
+            "{n} files are missing from the git object database (a partial clone or a \
+             damaged mirror) and were left out: clone the repository again without `--filter` (or repair the \
+             mirror) and index again"
+        ));
     }
     Ok(())
 }

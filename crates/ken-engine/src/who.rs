@@ -21,6 +21,8 @@ pub struct WhoResponse {
     /// How the query was read: `path`, `symbol` or `topic`.
     pub read_as: String,
     pub people: Vec<WhoPerson>,
+    /// What the answer could not use (e.g. a repository with no history).
+    pub notes: Vec<String>,
 }
 
 /// Search results used as the code a topic is about.
@@ -114,6 +116,7 @@ pub fn who_store(
         query: query.to_string(),
         read_as: read_as.to_string(),
         people: people::rank_people(store, ids, &targets, now, limit)?,
+        notes: Vec::new(),
     })
 }
 
@@ -126,7 +129,15 @@ pub(crate) fn who_repos(
     embedder: Option<&dyn Embedder>,
 ) -> Result<WhoResponse> {
     let mut all: Option<WhoResponse> = None;
+    let mut notes = Vec::new();
     for repo in repos {
+        if repo.store.commit_stats()?.0 == 0 {
+            notes.push(format!(
+                "{} has no history in its index (a folder outside git, or a repository \
+                 with no commits): nobody can be named from it",
+                repo.name
+            ));
+        }
         let vectors = match embedder {
             Some(e) => repo.vectors(e.id())?,
             None => None,
@@ -152,6 +163,7 @@ pub(crate) fn who_repos(
     for (i, p) in out.people.iter_mut().enumerate() {
         p.rank = i + 1;
     }
+    out.notes = notes;
     Ok(out)
 }
 

@@ -24,10 +24,13 @@ pub enum SkipReason {
     BadPath,
     /// The file could not be read.
     Unreadable,
+    /// The blob is not in the object database (a partial clone, a shallow
+    /// or damaged mirror): listed in the commit's tree, absent on disk.
+    MissingObject,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 9] = [
+    pub const ALL: [SkipReason; 10] = [
         SkipReason::Binary,
         SkipReason::Vendored,
         SkipReason::Generated,
@@ -37,6 +40,7 @@ impl SkipReason {
         SkipReason::Submodule,
         SkipReason::BadPath,
         SkipReason::Unreadable,
+        SkipReason::MissingObject,
     ];
 }
 
@@ -53,6 +57,7 @@ impl SkipReason {
             SkipReason::Submodule => "submodule",
             SkipReason::BadPath => "bad-path",
             SkipReason::Unreadable => "unreadable",
+            SkipReason::MissingObject => "missing-object",
         }
     }
 }

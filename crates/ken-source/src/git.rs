@@ -168,7 +168,7 @@ impl GitRepo {
             }
             // A missing object (a partial or shallow clone) is a skip, not a failure.
             let Ok(size) = repo.find_header(rec.oid).map(|h| h.size()) else {
-                listing.skipped.push((path, SkipReason::Unreadable));
+                listing.skipped.push((path, SkipReason::MissingObject));
                 continue;
             };
             if size > opts.max_file_bytes {

@@ -342,24 +342,33 @@ impl<'r> Differ<'r> {
             .find_tree_iter(&new, &mut self.rhs)
             .map_err(git_err)?;
         let mut changes = Vec::new();
-        let options = gix::diff::tree_with_rewrites::Options {
+        let options = |renames: bool| gix::diff::tree_with_rewrites::Options {
             location: Some(gix::diff::tree::recorder::Location::Path),
             rewrites: renames.then(gix::diff::Rewrites::default),
         };
-        gix::diff::tree_with_rewrites(
-            lhs,
-            rhs,
-            &mut self.resource_cache,
-            &mut self.state,
-            objects,
-            |change| {
-                changes.push(change.into_owned());
-                Ok(std::ops::ControlFlow::Continue(()))
-            },
-            options,
-        )
-        .map_err(git_err)?;
-        self.resource_cache.clear_resource_cache_keep_allocation();
+        let mut run = |renames: bool, changes: &mut Vec<_>| {
+            changes.clear();
+            let done = gix::diff::tree_with_rewrites(
+                lhs,
+                rhs,
+                &mut self.resource_cache,
+                &mut self.state,
+                objects,
+                |change| {
+                    changes.push(change.into_owned());
+                    Ok(std::ops::ControlFlow::Continue(()))
+                },
+                options(renames),
+            );
+            self.resource_cache.clear_resource_cache_keep_allocation();
+            done
+        };
+        // Rename detection reads blobs; in a partial clone or a damaged
+        // mirror some are missing. The commit's changes are still known
+        // from its trees: record them without renames rather than fail.
+        if run(renames, &mut changes).is_err() {
+            run(false, &mut changes).map_err(git_err)?;
+        }
         Ok(changes)
     }
 
@@ -460,26 +469,22 @@ impl<'r> Differ<'r> {
         if !self.stats || !blobs {
             return Ok(None);
         }
+        // A blob missing from the object database (a partial clone, a
+        // damaged mirror) leaves the counts unknown, like a binary file.
         let mut old_buf = Vec::new();
         let old_data = match old {
-            Some(id) => {
-                self.repo
-                    .objects
-                    .find_blob(&id, &mut old_buf)
-                    .map_err(git_err)?
-                    .data
-            }
+            Some(id) => match self.repo.objects.find_blob(&id, &mut old_buf) {
+                Ok(b) => b.data,
+                Err(_) => return Ok(None),
+            },
             None => &[],
         };
         let mut new_buf = Vec::new();
         let new_data = match new {
-            Some(id) => {
-                self.repo
-                    .objects
-                    .find_blob(&id, &mut new_buf)
-                    .map_err(git_err)?
-                    .data
-            }
+            Some(id) => match self.repo.objects.find_blob(&id, &mut new_buf) {
+                Ok(b) => b.data,
+                Err(_) => return Ok(None),
+            },
             None => &[],
         };
         if is_binary(old_data) || is_binary(new_data) {

@@ -2,6 +2,7 @@
 
 use ken_core::{ChunkKind, FileSyntax, Language};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What is indexed, as recorded after the last complete run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,18 @@ pub struct IndexState {
     pub indexed_at: Option<i64>,
     /// A run started towards this commit and has not finished.
     pub pending: Option<String>,
+    /// Files of the snapshot left out before reading (by path, size, link,
+    /// missing object...), by reason, with a few example paths. Files left
+    /// out after reading (binary, generated) are rows of the store.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub left_out: BTreeMap<String, LeftOut>,
+}
+
+/// How many files were left out for one reason, and a few of them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub count: u64,
+    pub examples: Vec<String>,
 }
 
 /// A file the index knows.
@@ -170,7 +183,10 @@ pub struct StoredChunk {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub files: u64,
+    /// Every file of the snapshot that is not indexed: the sum of `skipped`.
     pub skipped_files: u64,
+    /// Those files by reason (the same counts `ken index` reports).
+    pub skipped: BTreeMap<String, u64>,
     pub chunks: u64,
     pub symbols: u64,
     pub bytes: u64,

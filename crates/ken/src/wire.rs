@@ -302,6 +302,9 @@ pub struct Who {
     /// How the query was read: `path`, `symbol` or `topic`.
     pub read_as: String,
     pub people: Vec<WhoPerson>,
+    /// What the answer could not use (e.g. a repository with no history).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl From<&EngineWho> for Who {
@@ -331,6 +334,7 @@ impl From<&EngineWho> for Who {
                         .collect(),
                 })
                 .collect(),
+            notes: w.notes.clone(),
         }
     }
 }
@@ -565,7 +569,11 @@ impl Symbols {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct RepoStats {
     pub files: u64,
+    /// Files of the snapshot not indexed: the sum of `skipped`.
     pub skipped_files: u64,
+    /// Those files by reason (`binary`, `generated`, `too-large`...), the
+    /// same counts `ken index` reports.
+    pub skipped: BTreeMap<String, u64>,
     pub chunks: u64,
     pub symbols: u64,
     /// Bytes of indexed source.
@@ -616,6 +624,7 @@ impl From<&EngineRepoStatus> for Repo {
             stats: RepoStats {
                 files: r.stats.files,
                 skipped_files: r.stats.skipped_files,
+                skipped: r.stats.skipped.clone(),
                 chunks: r.stats.chunks,
                 symbols: r.stats.symbols,
                 bytes: r.stats.bytes,
@@ -1049,6 +1058,7 @@ mod tests {
                     when: Some(1_700_000_000),
                 }],
             }],
+            notes: Vec::new(),
         };
         assert_eq!(
             serde_json::to_value(Who::from(&w)).unwrap(),

@@ -91,19 +91,206 @@ fn odd_files_are_indexed_or_skipped_with_reasons() {
     let ken2 = Ken::new();
     let rep = ken2.index(&[r.path().to_str().unwrap()]);
     assert_eq!(rep["skipped"]["too-large"], 2, "{rep}");
+
+    // one count, by reason, everywhere: `ken status` agrees with `ken index`,
+    // and so does an index run that finds nothing to do
+    let status = ken2.json(&["status", "--json"]);
+    let stats = &status["repos"][0]["stats"];
+    assert_eq!(stats["skipped"], rep["skipped"], "{status}");
+    let total: u64 = rep["skipped"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(stats["skipped_files"], total, "{status}");
+    ken2.index(&[r.path().to_str().unwrap(), "--rev", "HEAD"]);
+    let again = ken2.index(&[r.path().to_str().unwrap(), "--rev", "HEAD"]);
+    assert_eq!(again["up_to_date"], true, "{again}");
+    assert_eq!(again["skipped"], rep["skipped"], "{again}");
+    let text = stdout(&ken2.run(&["status"]));
+    assert!(
+        text.contains(&format!("{total} skipped: ")) && text.contains("2 too-large"),
+        "{text}"
+    );
 }
 
 #[test]
-fn not_a_repository() {
+fn a_plain_folder_is_indexed_without_people() {
     let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("build")).unwrap();
+    std::fs::write(
+        root.join("src/retry.py"),
+        "def retry_with_backoff(call, attempts=3):\n    \"\"\"Call again after a pause.\"\"\"\n    return call()\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("build/out.py"),
+        "def retry_with_backoff_copy(): pass\n",
+    )
+    .unwrap();
+    std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
     let ken = Ken::new();
-    let out = ken.run(&["index", dir.path().to_str().unwrap()]);
+    let out = ken.run(&["index", root.to_str().unwrap()]);
+    no_panic(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("not a git repository: no history, so no authors and no people"),
+        "{}",
+        stdout(&out)
+    );
+    let rep = ken.index(&[root.to_str().unwrap()]);
+    assert_eq!(rep["files"], 2, "{rep}"); // .gitignore still holds outside git
+    let hits = ken.search(&["retry_with_backoff"]);
+    assert_eq!(paths(&hits)[0], "src/retry.py", "{hits}");
+    assert!(hits["results"][0]["authors"].as_array().unwrap().is_empty());
+    // `ken who` says why it names nobody
+    let name = root.file_name().unwrap().to_str().unwrap();
+    let who = ken.json(&["who", "--json", "retry", "--repo", name]);
+    assert!(who["people"].as_array().unwrap().is_empty(), "{who}");
+    assert!(
+        who["notes"][0].as_str().unwrap().contains("no history"),
+        "{who}"
+    );
+    // a plain folder has no revisions
+    let out = ken.run(&["index", root.to_str().unwrap(), "--rev", "HEAD"]);
     no_panic(&out);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("is not a git repository"),
+        stderr(&out).contains("is not a git repository, so it has no revisions"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// Two files of 200 lines (over the 1 KiB filter), small ones, a large
+/// file later cut small (its old version is missing, its new one present)
+/// and a rename with an edit (rename detection reads both blobs).
+fn history_with_large_blobs(r: &Repo) {
+    let big = |tag: &str, n: usize| -> String {
+        (0..n)
+            .map(|j| format!("def func_{tag}_{j}(x):\n    return x * {j}\n"))
+            .collect()
+    };
+    r.write("lib/big1.py", big("one", 200));
+    r.write("lib/big2.py", big("two", 200));
+    r.write("lib/grow.py", big("grow", 100));
+    r.write("lib/small.py", "def small_helper():\n    return 1\n");
+    r.commit_as(
+        "Ada Lovelace",
+        "ada@example.com",
+        "2024-01-02T10:00:00",
+        "first",
+    );
+    r.write("lib/grow.py", "def grow_small():\n    return 2\n");
+    r.commit_as(
+        "Grace Hopper",
+        "grace@example.com",
+        "2024-02-02T10:00:00",
+        "shrink",
+    );
+    r.write("lib/big1.py", big("one", 199));
+    r.git(&["mv", "lib/big1.py", "lib/renamed.py"]);
+    r.commit_as(
+        "Grace Hopper",
+        "grace@example.com",
+        "2024-03-02T10:00:00",
+        "rename",
+    );
+}
+
+#[test]
+fn missing_git_objects_are_skipped_not_fatal() {
+    let r = Repo::new();
+    history_with_large_blobs(&r);
+    r.git(&["config", "uploadpack.allowFilter", "true"]);
+    let clones = tempfile::tempdir().unwrap();
+    let partial = clones.path().join("partial.git");
+    let url = format!("file://{}", r.path().display());
+    let out = std::process::Command::new("git")
+        .args(["clone", "-q", "--bare", "--filter=blob:limit=1k", &url])
+        .arg(&partial)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // the clone really lacks blobs (else this test checks nothing)
+    let missing = std::process::Command::new("git")
+        .args(["rev-list", "--objects", "--all", "--missing=print"])
+        .current_dir(&partial)
+        .output()
+        .unwrap();
+    let missing = String::from_utf8_lossy(&missing.stdout);
+    assert!(
+        missing.lines().filter(|l| l.starts_with('?')).count() >= 3,
+        "{missing}"
+    );
+
+    let ken = Ken::new();
+    let out = ken.run(&["index", partial.to_str().unwrap(), "--rev", "HEAD"]);
+    no_panic(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rep = ken.index(&[
+        partial.to_str().unwrap(),
+        "--rev",
+        "HEAD",
+        "--name",
+        "again",
+    ]);
+    assert_eq!(rep["files"], 2, "{rep}"); // small.py, grow.py
+    assert_eq!(rep["skipped"]["missing-object"], 2, "{rep}"); // big2.py, renamed.py
+    assert!(
+        rep["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("missing from the git object database")),
+        "{rep}"
+    );
+    // history and blame of what is present
+    let hits = ken.search(&["grow_small", "--repo", "again"]);
+    assert_eq!(paths(&hits)[0], "lib/grow.py", "{hits}");
+    assert_eq!(
+        hits["results"][0]["authors"][0]["name"], "Grace Hopper",
+        "{hits}"
+    );
+    let status = ken.json(&["status", "--json"]);
+    let again = status["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "again")
+        .unwrap();
+    assert_eq!(again["stats"]["skipped"]["missing-object"], 2, "{status}");
+
+    // a damaged mirror: a loose blob deleted by hand
+    let damaged = Repo::new();
+    history_with_large_blobs(&damaged);
+    let id = damaged.git(&["rev-parse", "HEAD:lib/big2.py"]);
+    let object = damaged
+        .path()
+        .join(".git/objects")
+        .join(&id[..2])
+        .join(&id[2..]);
+    std::fs::remove_file(&object).unwrap();
+    let out = ken.run(&[
+        "index",
+        damaged.path().to_str().unwrap(),
+        "--rev",
+        "HEAD",
+        "--name",
+        "damaged",
+    ]);
+    no_panic(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("1 missing-object (e.g. lib/big2.py)"),
+        "{}",
+        stdout(&out)
     );
 }
 

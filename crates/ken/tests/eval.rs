@@ -82,3 +82,63 @@ fn bad_eval_input() {
     let out = ken.run(&["eval", "/no/such.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_failed_index_step_is_recorded_and_the_run_goes_on() {
+    let r = Repo::new();
+    python_project(&r);
+    let base = r.commit("initial");
+    let set = tempfile::NamedTempFile::new().unwrap();
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let lines = [
+        // a commit the repository does not have: its index step fails
+        serde_json::json!({"id": "gone", "repo": "shop", "base_sha": missing, "query": "refresh_token",
+            "gold_files": ["src/shop/session.py"]}),
+        serde_json::json!({"id": "q1", "repo": "shop", "base_sha": base, "query": "refresh_token",
+            "gold_files": ["src/shop/session.py"]}),
+        // a repository whose path does not exist
+        serde_json::json!({"id": "lost", "repo": "lost", "base_sha": base, "query": "anything",
+            "gold_files": ["a.py"]}),
+    ];
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(set.path(), text).unwrap();
+    let per_query = tempfile::NamedTempFile::new().unwrap();
+    let ken = Ken::new();
+    let shop = format!("shop={}", r.path().display());
+    let out = ken.run(&[
+        "eval",
+        set.path().to_str().unwrap(),
+        "--repo",
+        &shop,
+        "--repo",
+        "lost=/no/such/repository",
+        "--per-query",
+        per_query.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("index step failed"),
+        "{}",
+        stderr(&out)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // every query is counted; the failed ones as misses
+    assert_eq!(v["overall"]["queries"], 3, "{v}");
+    assert_eq!(v["repos"]["shop"]["queries"], 2, "{v}");
+    assert_eq!(v["repos"]["shop"]["mrr@10"], 0.5, "{v}");
+    assert_eq!(v["repos"]["lost"]["mrr@10"], 0.0, "{v}");
+    let failed = v["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 2, "{v}");
+    assert!(failed.iter().any(
+        |f| f["commit"] == missing && f["error"].as_str().unwrap().contains("unknown revision")
+    ));
+    assert!(failed.iter().any(|f| f["repo"] == "lost"
+        && f["error"].as_str().unwrap().contains("does not exist")));
+    let per = std::fs::read_to_string(per_query.path()).unwrap();
+    let gone: serde_json::Value = per
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|q| q["id"] == "gone")
+        .unwrap();
+    assert!(gone["error"].is_string(), "{gone}");
+}

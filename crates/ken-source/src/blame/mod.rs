@@ -93,8 +93,12 @@ pub enum BlameMethod {
 /// Why the exact blame was not used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FallbackReason {
-    TooManyLines { lines: u32 },
+    TooManyLines {
+        lines: u32,
+    },
     OverTime,
+    /// Older versions of the file are not in the object database.
+    MissingObjects,
 }
 
 /// The blame of one file of a batch.
@@ -236,6 +240,8 @@ impl GitRepo {
                 }
                 let method = if file.truncated {
                     BlameMethod::Partial(FallbackReason::OverTime)
+                } else if file.missing_objects {
+                    BlameMethod::Partial(FallbackReason::MissingObjects)
                 } else {
                     BlameMethod::Exact
                 };

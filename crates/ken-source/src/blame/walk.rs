@@ -42,6 +42,10 @@ pub(super) struct FileState {
     pub(super) truncated: bool,
     /// Set when reading its history failed.
     pub(super) error: Option<SourceError>,
+    /// Set when an older version's blob is missing (a partial clone, a
+    /// damaged mirror): the lines it would have explained went to the
+    /// commit that replaced it.
+    pub(super) missing_objects: bool,
 }
 
 impl FileState {
@@ -59,6 +63,7 @@ impl FileState {
             spent: Duration::ZERO,
             truncated: false,
             error: None,
+            missing_objects: false,
         }
     }
 
@@ -336,11 +341,21 @@ impl<'r> Walker<'r> {
                         hunk.clone_blame(commit, parent);
                     }
                 }
-                Some(Delta::Modified { old, new }) => {
-                    let changes = self.blob_changes(old, new)?;
-                    let hunks = std::mem::take(&mut file.hunks);
-                    file.hunks = process_changes(hunks, changes, commit, parent);
-                }
+                Some(Delta::Modified { old, new }) => match self.blob_changes(old, new) {
+                    Ok(changes) => {
+                        let hunks = std::mem::take(&mut file.hunks);
+                        file.hunks = process_changes(hunks, changes, commit, parent);
+                    }
+                    Err(_) if !self.repo.has_object(old) => {
+                        // The history stops where the objects stop.
+                        file.missing_objects = true;
+                        file.blame_on(commit);
+                        if file.hunks.is_empty() {
+                            return Ok(SmallVec::new());
+                        }
+                    }
+                    Err(e) => return Err(e),
+                },
                 Some(Delta::Added(new)) => {
                     let deleted: Vec<(BString, ObjectId)> = self
                         .full_delta(commit, parents, i, diffs)?

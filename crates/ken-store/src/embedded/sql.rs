@@ -180,9 +180,22 @@ pub(crate) fn files(conn: &Connection) -> Result<Vec<FileRecord>> {
 pub(crate) fn stats(conn: &Connection) -> Result<Stats> {
     let count =
         |sql: &str| -> Result<u64> { Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
+    let mut skipped: std::collections::BTreeMap<String, u64> = read_state(conn)?
+        .left_out
+        .into_iter()
+        .map(|(reason, l)| (reason, l.count))
+        .collect();
+    let mut stmt =
+        conn.prepare("SELECT skip, count(*) FROM files WHERE skip IS NOT NULL GROUP BY skip")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    for row in rows {
+        let (reason, n) = row?;
+        *skipped.entry(reason).or_default() += n as u64;
+    }
     Ok(Stats {
         files: count("SELECT count(*) FROM files WHERE skip IS NULL")?,
-        skipped_files: count("SELECT count(*) FROM files WHERE skip IS NOT NULL")?,
+        skipped_files: skipped.values().sum(),
+        skipped,
         chunks: count("SELECT count(*) FROM chunks")?,
         symbols: count("SELECT count(*) FROM symbols")?,
         bytes: count("SELECT coalesce(sum(size), 0) FROM files WHERE skip IS NULL")?,

@@ -43,6 +43,7 @@ pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i
 fn print_summary(r: &IndexReport, out: &Output) {
     let at = match (&r.commit, r.worktree) {
         (Some(c), true) => format!("working tree at {}", &c[..c.len().min(12)]),
+        (None, true) if r.plain_folder => "a folder outside git (no history)".to_string(),
         (None, true) => "working tree (no commits)".to_string(),
         (Some(c), false) => c[..c.len().min(12)].to_string(),
         (None, false) => "?".to_string(),

@@ -14,8 +14,15 @@ pub fn who(engine: &Engine, a: WhoArgs, out: &Output) -> Result<i32> {
         out.print(&wire::Who::from(&r));
         return Ok(0);
     }
+    for n in &r.notes {
+        outln!("{}", out.dim(&format!("note: {n}")));
+    }
     if r.people.is_empty() {
-        outln!("nobody found for {query:?} (is the history indexed? run `ken index`)");
+        if r.notes.is_empty() {
+            outln!("nobody found for {query:?} (is the history indexed? run `ken index`)");
+        } else {
+            outln!("nobody found for {query:?}");
+        }
         return Ok(0);
     }
     outln!("{}", out.dim(&format!("{query:?} read as a {}", r.read_as)));

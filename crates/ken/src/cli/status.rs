@@ -28,10 +28,20 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
             (None, _) => "working tree".into(),
         };
         outln!("{}  {at}", out.bold(&r.name));
+        let skipped = if r.stats.skipped.is_empty() {
+            "0 skipped".to_string()
+        } else {
+            let parts: Vec<String> = r
+                .stats
+                .skipped
+                .iter()
+                .map(|(reason, n)| format!("{n} {reason}"))
+                .collect();
+            format!("{} skipped: {}", r.stats.skipped_files, parts.join(", "))
+        };
         outln!(
-            "  {} files ({} skipped) · {} chunks · {} symbols · {:.1} MB source · index {:.1} MB",
+            "  {} files ({skipped}) · {} chunks · {} symbols · {:.1} MB source · index {:.1} MB",
             r.stats.files,
-            r.stats.skipped_files,
             r.stats.chunks,
             r.stats.symbols,
             r.stats.bytes as f64 / 1e6,
