@@ -55,6 +55,10 @@ pub struct Hit {
     pub commit: Option<String>,
     pub authors: Vec<AuthorShare>,
     pub snippet: String,
+    /// For a notebook: the cell (0-based index among all its cells) the
+    /// lines are in. Lines count the notebook's code view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
 }
 
 /// Restrictions on what a search may return. Empty fields restrict nothing.

@@ -327,6 +327,8 @@ pub(crate) fn ask_repos(
             (text, None, checked.claims, false, false)
         }
     };
+    let mut claims = claims;
+    number_cells(repos, &sources, &mut claims)?;
     Ok(AskResponse {
         question: req.question.clone(),
         route: routing.route,
@@ -442,6 +444,37 @@ fn retrieve(
     let mut all: Vec<(f32, Hit)> = fused.into_values().collect();
     all.sort_by(|a, b| b.0.total_cmp(&a.0));
     Ok(all.into_iter().take(limit).map(|(_, h)| h).collect())
+}
+
+/// Give each citation into a notebook the cell its first line is in: a
+/// line number of the code view means little to a reader of the `.ipynb`.
+fn number_cells(repos: &[Arc<OpenRepo>], sources: &[Hit], claims: &mut [Claim]) -> Result<()> {
+    let mut cells: HashMap<String, Vec<(u32, u32, u32)>> = HashMap::new();
+    for citation in claims.iter_mut().flat_map(|c| c.citations.iter_mut()) {
+        let Some(hit) = sources
+            .iter()
+            .find(|h| h.path == citation.path && h.cell.is_some())
+        else {
+            continue;
+        };
+        if !cells.contains_key(&citation.path) {
+            let Some(r) = repos.iter().find(|r| r.name == hit.repo) else {
+                continue;
+            };
+            let ranges = r
+                .store
+                .chunks_of_file(&citation.path)?
+                .into_iter()
+                .filter_map(|c| c.cell.map(|n| (c.start_line, c.end_line, n)))
+                .collect();
+            cells.insert(citation.path.clone(), ranges);
+        }
+        citation.cell = cells[&citation.path]
+            .iter()
+            .find(|(start, end, _)| (*start..=*end).contains(&citation.start_line))
+            .map(|(_, _, n)| *n);
+    }
+    Ok(())
 }
 
 /// The text of a hit's lines, for the model.

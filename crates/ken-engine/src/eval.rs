@@ -660,7 +660,7 @@ fn who_query(
     let (Some(name), Some(email)) = (&q.author_name, &q.author_email) else {
         return Ok(None);
     };
-    let ids = crate::people::identities(&settings.home, store)?;
+    let ids = crate::people::observed_identities(&settings.home, store)?;
     let truth = ids.resolve(name, email).id;
     let state = store.state()?;
     let now = state.commit_time.unwrap_or(i64::MAX);

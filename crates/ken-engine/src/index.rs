@@ -606,7 +606,14 @@ fn prepare(settings: &Settings, reader: &Reader, entry: &Entry) -> (FileUpdate, 
             );
         }
     };
-    if let Some(reason) = ken_source::skip_by_content(&bytes) {
+    let notebook = language == Language::Notebook;
+    // a notebook is judged by its code cells (below), not by its outputs
+    let reason = if notebook {
+        ken_source::skip_by_content(&bytes).filter(|r| *r == SkipReason::Binary)
+    } else {
+        ken_source::skip_by_content(&bytes)
+    };
+    if let Some(reason) = reason {
         return (skipped(reason), Vec::new());
     }
     let mut warnings = Vec::new();
@@ -622,6 +629,14 @@ fn prepare(settings: &Settings, reader: &Reader, entry: &Entry) -> (FileUpdate, 
         }
     };
     let syntax = ken_syntax::parse_file(&entry.path, &text, &settings.chunk);
+    let text = if notebook {
+        match notebook_text(&text, settings.max_file_bytes) {
+            Ok(code) => code,
+            Err(reason) => return (skipped(reason), warnings),
+        }
+    } else {
+        text
+    };
     let update = FileUpdate {
         path: entry.path.clone(),
         id: entry.id.clone(),
@@ -630,6 +645,24 @@ fn prepare(settings: &Settings, reader: &Reader, entry: &Entry) -> (FileUpdate, 
         content: FileContent::Indexed { text, syntax },
     };
     (update, warnings)
+}
+
+/// What is stored of a notebook: its code view, whose lines are the ones
+/// chunks, citations and the file view count; or why it is skipped, judged
+/// on that code (too large, generated, minified), never on its outputs. A
+/// notebook that is not valid JSON is judged and kept as plain text.
+fn notebook_text(raw: &str, max_bytes: u64) -> std::result::Result<String, SkipReason> {
+    let text = match ken_syntax::notebook_code(raw) {
+        Ok(code) => code,
+        Err(_) => raw.to_string(),
+    };
+    if text.len() as u64 > max_bytes {
+        return Err(SkipReason::TooLarge);
+    }
+    match ken_source::skip_by_content(text.as_bytes()) {
+        Some(reason) => Err(reason),
+        None => Ok(text),
+    }
 }
 
 #[cfg(test)]

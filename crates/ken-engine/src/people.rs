@@ -138,11 +138,12 @@ pub fn identities(home: &Path, store: &dyn Store) -> Result<Identities> {
 }
 
 /// [`identities`] with every commit author of the history observed, so
-/// that people seen only in commits can be found by any alias.
+/// that people seen only in commits can be found by any alias, and authors
+/// who are one person (the same name, a noreply handle) resolve as one.
 pub fn observed_identities(home: &Path, store: &dyn Store) -> Result<Identities> {
     let mut ids = identities(home, store)?;
-    for c in store.all_commits()? {
-        ids.observe(&c.author_name, &c.author_email);
+    for (name, email) in store.commit_authors()? {
+        ids.observe(&name, &email);
     }
     Ok(ids)
 }

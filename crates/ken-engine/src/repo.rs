@@ -45,7 +45,7 @@ impl OpenRepo {
         // read the version first: a commit after this point makes us stale
         let version = store.data_version()?;
         let state = store.state()?;
-        let ids = people::identities(home, &store)?;
+        let ids = people::observed_identities(home, &store)?;
         Ok(OpenRepo {
             name: state.name.clone().unwrap_or_else(|| fallback_name.into()),
             dir: dir.to_path_buf(),

@@ -915,6 +915,7 @@ fn to_hit(repo: &str, commit: Option<&str>, chunk: &StoredChunk, c: &Candidate) 
         commit: commit.map(str::to_string),
         authors: Vec::new(),
         snippet,
+        cell: chunk.cell,
     }
 }
 

@@ -50,6 +50,10 @@ pub struct Citation {
     pub end_line: u32,
     /// Inside one block of the given context.
     pub valid: bool,
+    /// For a notebook: the cell the cited lines are in (set by the caller,
+    /// who knows the notebook's cells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
     /// The location as written in the answer.
     #[serde(skip)]
     pub raw: String,
@@ -347,6 +351,7 @@ pub fn validate(answer: &str, sources: &[SourceRange]) -> CheckedAnswer {
                         start_line: c.start_line,
                         end_line: c.end_line,
                         raw: c.raw.clone(),
+                        cell: None,
                     }
                 })
                 .collect();

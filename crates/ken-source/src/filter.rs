@@ -71,6 +71,19 @@ impl std::fmt::Display for SkipReason {
 /// Default size limit: 1 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 20;
 
+/// How large a notebook file may be before it is left out unread: its
+/// outputs (plots as base64, tables) are never indexed, and the size limit
+/// applies to its code cells instead.
+pub const MAX_NOTEBOOK_BYTES: u64 = 64 << 20;
+
+/// A Jupyter notebook, by its extension.
+pub fn is_notebook(path: &str) -> bool {
+    path.rsplit('.')
+        .next()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("ipynb"))
+        && path.contains('.')
+}
+
 const VENDOR_DIRS: &[&str] = &[
     "vendor",
     "vendors",

@@ -171,7 +171,7 @@ impl GitRepo {
                 listing.skipped.push((path, SkipReason::MissingObject));
                 continue;
             };
-            if size > opts.max_file_bytes {
+            if size > opts.limit_for(&path) {
                 listing.skipped.push((path, SkipReason::TooLarge));
                 continue;
             }

@@ -60,3 +60,17 @@ impl Default for ListOptions {
         }
     }
 }
+
+impl ListOptions {
+    /// The size over which `path` is left out unread. A notebook's size is
+    /// mostly outputs (images as base64) that are never indexed, so it is
+    /// read up to [`filter::MAX_NOTEBOOK_BYTES`] and judged by its code
+    /// cells once read.
+    pub fn limit_for(&self, path: &str) -> u64 {
+        if filter::is_notebook(path) {
+            self.max_file_bytes.max(filter::MAX_NOTEBOOK_BYTES)
+        } else {
+            self.max_file_bytes
+        }
+    }
+}

@@ -73,7 +73,7 @@ pub fn list_worktree(root: &Path, opts: &ListOptions) -> Result<Listing, SourceE
             continue;
         }
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        if size > opts.max_file_bytes {
+        if size > opts.limit_for(&path) {
             listing.skipped.push((path, SkipReason::TooLarge));
             continue;
         }

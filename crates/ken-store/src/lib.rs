@@ -90,6 +90,8 @@ pub trait Store {
     ) -> Result<std::collections::HashMap<String, CommitRecord>>;
     /// Every commit, newest first, without files.
     fn all_commits(&self) -> Result<Vec<CommitRecord>>;
+    /// Each distinct author (name, email), by their newest commit, newest first.
+    fn commit_authors(&self) -> Result<Vec<(String, String)>>;
     /// Full-text search over commit messages and changed paths: (sha, score).
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>>;
     /// (sha, path) of the commits that changed any of `paths`.

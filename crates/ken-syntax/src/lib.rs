@@ -109,6 +109,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use ken_core::{FileSyntax, Language};
 
+pub use notebook::notebook_code;
 pub use options::ChunkOptions;
 pub use spec::tree_sitter_language;
 

@@ -43,25 +43,11 @@ pub(crate) fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileSyntax {
         }
     };
     let mut out = FileSyntax {
-        diagnostics: nb.problems,
+        diagnostics: nb.problems.clone(),
         ..FileSyntax::default()
     };
 
-    // The code view.
-    let mut view = String::new();
-    let mut spans: Vec<(u32, Range<usize>)> = Vec::new();
-    for (index, source) in &nb.cells {
-        let source = source.trim_end();
-        if source.trim().is_empty() {
-            continue;
-        }
-        if !view.is_empty() {
-            view.push_str("\n\n");
-        }
-        let start = view.len();
-        view.push_str(source);
-        spans.push((*index, start..view.len()));
-    }
+    let (view, spans) = code_view(&nb);
     if view.is_empty() {
         return out;
     }
@@ -115,6 +101,32 @@ pub(crate) fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileSyntax {
         }
     }
     out
+}
+
+/// The notebook's code view (what is indexed of it, and what its line
+/// numbers count), or why the notebook cannot be read.
+pub fn notebook_code(text: &str) -> Result<String, String> {
+    read(text).map(|nb| code_view(&nb).0)
+}
+
+/// The non-empty code cells joined with a blank line, and the span of each
+/// (by its index among all cells).
+fn code_view(nb: &Notebook) -> (String, Vec<(u32, Range<usize>)>) {
+    let mut view = String::new();
+    let mut spans: Vec<(u32, Range<usize>)> = Vec::new();
+    for (index, source) in &nb.cells {
+        let source = source.trim_end();
+        if source.trim().is_empty() {
+            continue;
+        }
+        if !view.is_empty() {
+            view.push_str("\n\n");
+        }
+        let start = view.len();
+        view.push_str(source);
+        spans.push((*index, start..view.len()));
+    }
+    (view, spans)
 }
 
 /// Read the code cells, or say what is wrong with the notebook.

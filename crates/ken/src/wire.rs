@@ -92,6 +92,10 @@ pub struct SearchResult {
     /// The snippet's lines as highlighted HTML (`highlight=true`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub snippet_html: Option<Vec<String>>,
+    /// For a notebook: the cell the lines are in (0-based, among all its
+    /// cells). Lines count the notebook's code cells joined by a blank line.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cell: Option<u32>,
 }
 
 impl SearchResult {
@@ -132,6 +136,7 @@ impl SearchResult {
                 .collect(),
             snippet: h.snippet.clone(),
             snippet_html: None,
+            cell: h.cell,
         }
     }
 
@@ -177,6 +182,9 @@ pub struct Citation {
     pub end_line: u32,
     /// Inside the code the answer was given.
     pub valid: bool,
+    /// For a notebook: the cell the cited lines are in.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cell: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -203,6 +211,7 @@ impl From<&EngineClaim> for Claim {
                     start_line: x.start_line,
                     end_line: x.end_line,
                     valid: x.valid,
+                    cell: x.cell,
                 })
                 .collect(),
         }
@@ -946,6 +955,7 @@ mod tests {
                 share: 0.75,
             }],
             snippet: "def from_envvar(...):".into(),
+            cell: None,
         }
     }
 
@@ -1074,19 +1084,31 @@ mod tests {
         let c = EngineClaim {
             text: "It loads [a.py:1-3].".into(),
             status: ken_llm::ClaimStatus::Verified,
-            citations: vec![ken_llm::Citation {
-                path: "a.py".into(),
-                start_line: 1,
-                end_line: 3,
-                valid: true,
-                raw: "a.py:1-3".into(),
-            }],
+            citations: vec![
+                ken_llm::Citation {
+                    path: "a.py".into(),
+                    start_line: 1,
+                    end_line: 3,
+                    valid: true,
+                    raw: "a.py:1-3".into(),
+                    cell: None,
+                },
+                ken_llm::Citation {
+                    path: "b.ipynb".into(),
+                    start_line: 4,
+                    end_line: 5,
+                    valid: true,
+                    raw: "b.ipynb:4-5".into(),
+                    cell: Some(2),
+                },
+            ],
             span: 0..10,
         };
         assert_eq!(
             serde_json::to_value(Claim::from(&c)).unwrap(),
             json!({"text": "It loads [a.py:1-3].", "status": "verified",
-                   "citations": [{"path": "a.py", "start_line": 1, "end_line": 3, "valid": true}]})
+                   "citations": [{"path": "a.py", "start_line": 1, "end_line": 3, "valid": true},
+                                 {"path": "b.ipynb", "start_line": 4, "end_line": 5, "valid": true, "cell": 2}]})
         );
     }
 

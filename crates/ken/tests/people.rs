@@ -283,3 +283,69 @@ fn log_search_finds_commits() {
     let v = ken.json(&["log-search", "--json", "tax", "--since", "2024-04-02"]);
     assert_eq!(v["results"].as_array().unwrap().len(), 1);
 }
+
+/// One person committing from two addresses under one name, and from a
+/// GitHub noreply address under their handle, with no .mailmap: one author.
+#[test]
+fn one_name_two_emails_is_one_author() {
+    let r = Repo::new();
+    r.write("ledger.py", "def balance(entries):\n    total = 0\n    for e in entries:\n        total += e.amount\n    return total\n");
+    r.commit_as(
+        "Grace Hopper",
+        "grace@home.example",
+        "2024-01-02T10:00:00",
+        "Add the ledger",
+    );
+    r.write("ledger.py", "def balance(entries):\n    total = 0\n    for e in entries:\n        total += e.amount\n    return round(total, 2)\n");
+    r.commit_as(
+        "grace  hopper",
+        "g.hopper@corp.example",
+        "2024-02-02T10:00:00",
+        "Round balances",
+    );
+    r.write("ledger.py", "def balance(entries):\n    # entries may be empty\n    total = 0\n    for e in entries:\n        total += e.amount\n    return round(total, 2)\n");
+    r.commit_as(
+        "ghopper",
+        "8121+ghopper@users.noreply.github.com",
+        "2024-03-02T10:00:00",
+        "Note empty ledgers",
+    );
+    r.write("other.py", "def unrelated():\n    return 1\n");
+    r.commit_as(
+        "Grace Hopper",
+        "grace@home.example",
+        "2024-04-02T10:00:00",
+        "Add other",
+    );
+    r.write("ledger.py", "def balance(entries):\n    # entries may be empty\n    total = 0\n    for e in entries:\n        total += e.amount\n    return round(total, 2)\n\n\ndef owner():\n    return \"ghopper\"\n");
+    r.commit_as(
+        "Grace Hopper",
+        "8121+ghopper@users.noreply.github.com",
+        "2024-05-02T10:00:00",
+        "Name the owner",
+    );
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "ledger"]);
+
+    // 6 lines: 4 from the first email, 1 from the second, 1 from the handle
+    let v = ken.search(&["balance"]);
+    let hit = &v["results"][0];
+    assert_eq!(hit["symbol"], "balance", "{v}");
+    let authors = shares(hit);
+    assert_eq!(authors.len(), 1, "{authors:?}");
+    assert!((authors[0].1 - 1.0).abs() < 1e-9, "{authors:?}");
+
+    let v = ken.json(&["people", "--json"]);
+    let people = v["people"].as_array().unwrap();
+    assert_eq!(people.len(), 1, "{v}");
+    assert_eq!(people[0]["person"]["commits"], 5, "{v}");
+
+    // with merging turned off, the two emails under one name are two people
+    std::fs::write(
+        ken.home.path().join("identities.toml"),
+        "merge_same_names = false\n",
+    )
+    .unwrap();
+    let v = ken.search(&["balance"]);
+    assert!(shares(&v["results"][0]).len() > 1, "{v}");
+}

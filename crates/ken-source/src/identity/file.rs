@@ -11,6 +11,10 @@
 //! bot = false                       # optional: force (or deny) bot status
 //! ```
 //!
+//! A top-level `merge_same_names = false` keeps authors seen only in
+//! commits apart when they share a name but not an email (by default they
+//! are one person; the last file that sets it wins).
+//!
 //! Every field but `id` may be left out; unknown fields are errors (a typo
 //! such as `email = …` would otherwise be silently ignored).
 
@@ -25,6 +29,15 @@ use super::IdentityError;
 struct FileRoot {
     #[serde(default)]
     person: Vec<PersonEntry>,
+    #[serde(default)]
+    merge_same_names: Option<bool>,
+}
+
+/// What one identities file says.
+#[derive(Debug, Default)]
+pub(crate) struct ParsedFile {
+    pub people: Vec<PersonEntry>,
+    pub merge_same_names: Option<bool>,
 }
 
 /// One `[[person]]` table.
@@ -47,7 +60,7 @@ pub(crate) struct PersonEntry {
 }
 
 /// Parse one identities file; `label` names it in error messages.
-pub(crate) fn parse(text: &str, label: &str) -> Result<Vec<PersonEntry>, IdentityError> {
+pub(crate) fn parse(text: &str, label: &str) -> Result<ParsedFile, IdentityError> {
     let root: FileRoot = toml::from_str(text).map_err(|e| {
         let (line, column) = e
             .span()
@@ -68,7 +81,10 @@ pub(crate) fn parse(text: &str, label: &str) -> Result<Vec<PersonEntry>, Identit
             });
         }
     }
-    Ok(root.person)
+    Ok(ParsedFile {
+        people: root.person,
+        merge_same_names: root.merge_same_names,
+    })
 }
 
 /// 1-based line and column (in characters) of byte offset `at`.
@@ -101,7 +117,8 @@ bot = true
 "#,
             "a.toml",
         )
-        .unwrap();
+        .unwrap()
+        .people;
         assert_eq!(people.len(), 2);
         assert_eq!(people[0].external["jira"], "557058:f00");
         assert_eq!(people[1].bot, Some(true));

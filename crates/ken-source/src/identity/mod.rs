@@ -13,8 +13,12 @@
 //! [`Identities::resolve`] tries, in order: the commit's email against the
 //! identities files (case-insensitively); the mailmap-canonical email; the
 //! GitHub handle of a noreply address; a name that only one known person
-//! uses (generic names such as `root` never match); and otherwise makes a
-//! new person. An identities-file person and a mailmap identity that share
+//! uses (generic names such as `root` never match); a person already seen
+//! in commits with the same normalised name (case, spacing and punctuation
+//! aside), or whose name is the handle of the noreply address (or whose
+//! noreply handle is the name); and otherwise makes a new person. The
+//! same-name merge of commit authors can be turned off with
+//! `merge_same_names = false` in an identities file. An identities-file person and a mailmap identity that share
 //! an email are one person. Mailmap identities given the same proper name
 //! are one person, as `git shortlog` counts them.
 //!
@@ -140,6 +144,10 @@ pub struct Identities {
     by_name: HashMap<String, Vec<usize>>,
     /// Ids of people seen in commits only.
     seen: HashMap<String, usize>,
+    /// Normalised names and noreply handles of people seen in commits only.
+    seen_names: HashMap<String, usize>,
+    /// `merge_same_names = false`: commit authors sharing only a name stay apart.
+    keep_names_apart: bool,
 }
 
 enum Resolved {
@@ -183,7 +191,11 @@ impl Identities {
             ..Identities::default()
         };
         for (label, text) in identities_toml {
-            for entry in file::parse(text, label)? {
+            let parsed = file::parse(text, label)?;
+            if let Some(merge) = parsed.merge_same_names {
+                ids.keep_names_apart = !merge;
+            }
+            for entry in parsed.people {
                 ids.add_configured(entry)?;
             }
         }
@@ -244,6 +256,12 @@ impl Identities {
                 }
             },
         };
+        if self.people[i].origin == Origin::Commits {
+            let handle = github_handle(&email_l);
+            for key in name_key(name_t).into_iter().chain(handle) {
+                self.seen_names.entry(key).or_insert(i);
+            }
+        }
         let p = &mut self.people[i];
         p.seen += 1;
         if !email_l.is_empty() && !p.emails.contains(&email_l) {
@@ -350,6 +368,17 @@ impl Identities {
                 return Resolved::Known(*i);
             }
         }
+        if !self.keep_names_apart {
+            let keys = name_key(mname)
+                .into_iter()
+                .chain(name_key(name_t))
+                .chain(handle.clone());
+            for key in keys {
+                if let Some(&i) = self.seen_names.get(&key) {
+                    return Resolved::Known(i);
+                }
+            }
+        }
         let id = match &handle {
             Some(h) if !self.by_id.contains_key(h) => h.clone(),
             Some(h) => format!("github:{h}"),
@@ -383,6 +412,15 @@ fn push_unique(v: &mut Vec<String>, s: String) {
 
 fn non_empty(s: String) -> Vec<String> {
     if s.is_empty() { Vec::new() } else { vec![s] }
+}
+
+/// The key two commit authors are merged by: the name's words, lower-cased,
+/// joined by one space; None for names that identify no one (`root`, one
+/// letter, bots).
+fn name_key(name: &str) -> Option<String> {
+    let key = words(name).join(" ");
+    let generic = GENERIC_NAMES.contains(&key.as_str()) || key.chars().count() < 2;
+    (!generic && !is_bot(name, "")).then_some(key)
 }
 
 /// A name's words, lower-cased: `"Karim, Ahmed K."` → `karim ahmed k`.

@@ -213,3 +213,51 @@ fn bad_toml_says_where() {
     let msg = err.to_string();
     assert!(msg.starts_with(".ken/identities.toml:1:"), "{msg}");
 }
+
+#[test]
+fn commit_authors_with_the_same_name_are_one_person() {
+    let mut ids = Identities::default();
+    let a = ids.observe("Maria  Lopez", "maria@home.example");
+    let b = ids.observe("maria lopez", "m.lopez@corp.example");
+    assert_eq!(a.id, b.id, "case and spacing aside, the same name");
+    // pure look-ups agree once the authors are observed
+    assert_eq!(ids.resolve("Maria Lopez", "m.lopez@corp.example").id, a.id);
+    let maria = ids.person(&a.id).unwrap();
+    assert_eq!(maria.emails.len(), 2, "{maria:?}");
+    // generic names and bots are never merged by name
+    let r1 = ids.observe("root", "root@a.example");
+    let r2 = ids.observe("root", "root@b.example");
+    assert_ne!(r1.id, r2.id);
+}
+
+#[test]
+fn noreply_addresses_merge_with_their_handle() {
+    // the handle first seen as a name
+    let mut ids = Identities::default();
+    let a = ids.observe("mlopez", "maria@home.example");
+    let b = ids.observe("Maria Lopez", "4711+mlopez@users.noreply.github.com");
+    assert_eq!(a.id, b.id);
+    // the noreply address first, then the handle as a name, and the old
+    // noreply form without the numeric id
+    let mut ids = Identities::default();
+    let a = ids.observe("Maria Lopez", "4711+mlopez@users.noreply.github.com");
+    let b = ids.observe("mlopez", "maria@home.example");
+    let c = ids.observe("M", "mlopez@users.noreply.github.com");
+    assert_eq!(
+        (a.id.as_str(), b.id.as_str(), c.id.as_str()),
+        ("mlopez", "mlopez", "mlopez")
+    );
+}
+
+#[test]
+fn same_name_merging_can_be_turned_off() {
+    let mut ids = Identities::from_sources(None, &["merge_same_names = false\n"]).unwrap();
+    let a = ids.observe("Sam Lee", "sam@one.example");
+    let b = ids.observe("Sam Lee", "sam@two.example");
+    assert_ne!(a.id, b.id);
+    // the default merges them
+    let mut ids = Identities::from_sources(None, &[""]).unwrap();
+    let a = ids.observe("Sam Lee", "sam@one.example");
+    let b = ids.observe("Sam Lee", "sam@two.example");
+    assert_eq!(a.id, b.id);
+}

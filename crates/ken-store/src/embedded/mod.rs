@@ -639,6 +639,10 @@ impl Store for EmbeddedStore {
         sql::all_commits(&*self.conns.get()?)
     }
 
+    fn commit_authors(&self) -> Result<Vec<(String, String)>> {
+        sql::commit_authors(&*self.conns.get()?)
+    }
+
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
         sql::search_commits(&*self.conns.get()?, query, limit)
     }

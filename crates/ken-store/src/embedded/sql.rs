@@ -761,6 +761,15 @@ pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<crate::CommitRecord>>
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
+pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT author_name, author_email FROM commits GROUP BY author_name, author_email \
+         ORDER BY MAX(committer_time) DESC, author_name, author_email",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
 /// Commits whose message or changed paths match `query` (FTS5 BM25), best first.
 pub(crate) fn search_commits(
     conn: &Connection,

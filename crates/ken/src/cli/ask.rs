@@ -74,7 +74,13 @@ pub fn run(engine: &Engine, a: AskArgs, out: &Output) -> Result<i32> {
         for h in r.sources.iter().take(8) {
             outln!(
                 "  {}  {}",
-                out.cyan(&format!("{}:{}-{}", h.path, h.start_line, h.end_line)),
+                out.cyan(&format!(
+                    "{}:{}-{}{}",
+                    h.path,
+                    h.start_line,
+                    h.end_line,
+                    h.cell.map(|n| format!(" (cell {n})")).unwrap_or_default()
+                )),
                 h.symbol.as_deref().unwrap_or("")
             );
         }

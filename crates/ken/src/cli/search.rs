@@ -37,7 +37,10 @@ pub fn run(engine: &Engine, a: SearchArgs, out: &Output) -> Result<i32> {
     }
     let multi_repo = resp.hits.iter().any(|h| h.repo != resp.hits[0].repo);
     for h in &resp.hits {
-        let loc = format!("{}:{}-{}", h.path, h.start_line, h.end_line);
+        let mut loc = format!("{}:{}-{}", h.path, h.start_line, h.end_line);
+        if let Some(cell) = h.cell {
+            loc.push_str(&format!(" (cell {cell})"));
+        }
         let repo = if multi_repo {
             format!("{} ", out.dim(&format!("[{}]", h.repo)))
         } else {
