@@ -10,11 +10,11 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+use ken_engine::Settings;
 use ken_engine::query::identifiers;
 use ken_engine::search::file_prior;
 use ken_engine::semantic::{EmbedderSpec, dense_search, open_embedder};
-use ken_engine::{Settings, home};
-use ken_store::{EmbeddedStore, LexicalQuery, Store, SymbolTier};
+use ken_store::{DynStore, LexicalQuery, SymbolTier};
 use serde_json::json;
 
 fn main() -> anyhow::Result<()> {
@@ -29,15 +29,15 @@ fn main() -> anyhow::Result<()> {
     };
     let embedder = open_embedder(&settings.embedder)?.expect("embedder");
     let p = &settings.rank;
-    let mut stores: HashMap<String, EmbeddedStore> = HashMap::new();
+    let provider = settings.stores()?;
+    let mut stores: HashMap<String, DynStore> = HashMap::new();
     for line in std::fs::read_to_string(queries)?.lines() {
         let q: serde_json::Value = serde_json::from_str(line)?;
         let repo = q["repo"].as_str().unwrap_or_default().to_string();
         if !stores.contains_key(&repo) {
-            let dir = home::index_dir(&settings.home, &repo);
-            stores.insert(repo.clone(), EmbeddedStore::open(&dir)?);
+            stores.insert(repo.clone(), provider.open(&repo)?);
         }
-        let store = &stores[&repo];
+        let store = &*stores[&repo];
         let text = q["query"].as_str().unwrap_or_default().to_string();
         let lex = LexicalQuery {
             text: text.clone(),

@@ -164,7 +164,7 @@ pub(crate) fn ask_repos(
                         vectors: vectors.as_deref(),
                         identities: None,
                     };
-                    let w = who_store(&r.store, &r.ids, &what, r.now(), 5, env)?;
+                    let w = who_store(&*r.store, &r.ids, &what, r.now(), 5, env)?;
                     out.results += w.people.len();
                     for p in w.people {
                         let ev: Vec<String> = p
@@ -395,7 +395,7 @@ fn expand(
 
 /// Names from the repositories' symbol tables that share words with the question.
 fn vocabulary(repos: &[Arc<OpenRepo>], question: &str) -> Vec<String> {
-    crate::expand::vocabulary_expansion(repos.iter().map(|r| &r.store as &dyn Store), question, 40)
+    crate::expand::vocabulary_expansion(repos.iter().map(|r| &*r.store as &dyn Store), question, 40)
 }
 
 /// Search every repository with every query; fuse the lists by RRF.
@@ -431,7 +431,7 @@ fn retrieve(
                 files: false,
                 mode: Mode::Hybrid,
             };
-            let hits = search_store(&r.store, &r.name, r.state.commit.as_deref(), &req, env)?.hits;
+            let hits = search_store(&*r.store, &r.name, r.state.commit.as_deref(), &req, env)?.hits;
             for (i, h) in hits.into_iter().enumerate() {
                 let boost = if h.pinned { 1.0 } else { 0.0 };
                 let e = fused

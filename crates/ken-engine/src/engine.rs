@@ -9,12 +9,11 @@
 //! repository outside it answers exactly as a missing one does.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use ken_embed::Embedder;
 use ken_llm::{ChatClient, ChatModel};
-use ken_store::{HomeStore, Store, SymbolTier};
+use ken_store::{HomeStore, StoreProvider, SymbolTier};
 use serde::Serialize;
 
 use crate::ask::{AskObserver, AskRequest, AskResponse};
@@ -138,8 +137,10 @@ pub const MAX_READ_LINES: u32 = 2000;
 
 pub struct Engine {
     settings: Settings,
-    /// Open repositories by index directory.
-    repos: Mutex<HashMap<PathBuf, Arc<OpenRepo>>>,
+    /// Where the indexes are, connected on first use.
+    stores: OnceLock<Result<Arc<dyn StoreProvider>>>,
+    /// Open repositories by key.
+    repos: Mutex<HashMap<String, Arc<OpenRepo>>>,
     embedder: OnceLock<Result<Option<Arc<dyn Embedder>>>>,
     chat: OnceLock<Result<Option<Arc<ChatClient>>>>,
     home: OnceLock<Result<Arc<HomeStore>>>,
@@ -151,6 +152,7 @@ impl Engine {
     /// An engine over `settings.home`. Nothing is opened or loaded yet.
     pub fn new(settings: Settings) -> Engine {
         Engine {
+            stores: OnceLock::new(),
             settings,
             repos: Mutex::new(HashMap::new()),
             embedder: OnceLock::new(),
@@ -203,6 +205,11 @@ impl Engine {
             .clone()
     }
 
+    /// Where the repositories' indexes are (connected once).
+    pub fn stores(&self) -> Result<Arc<dyn StoreProvider>> {
+        self.stores.get_or_init(|| self.settings.stores()).clone()
+    }
+
     /// The home's token and job store, opened once.
     pub fn home_store(&self) -> Result<Arc<HomeStore>> {
         self.home
@@ -218,24 +225,25 @@ impl Engine {
 
     /// Every repository the caller may see, open and current.
     pub fn repos(&self, access: &Access) -> Result<Vec<Arc<OpenRepo>>> {
-        let dirs = home::index_dirs(&self.settings.home);
-        let known: HashMap<PathBuf, Arc<OpenRepo>> = {
+        let stores = self.stores()?;
+        let keys = stores.list()?;
+        let known: HashMap<String, Arc<OpenRepo>> = {
             let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
-            open.retain(|dir, _| dirs.iter().any(|(_, d)| d == dir));
+            open.retain(|key, _| keys.contains(key));
             open.clone()
         };
-        let mut out = Vec::with_capacity(dirs.len());
-        for (dir_name, dir) in dirs {
-            let repo = match known.get(&dir) {
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let repo = match known.get(&key) {
                 Some(r) if r.is_current() => r.clone(),
                 _ => {
                     // opened outside the lock: other repositories stay served
                     // meanwhile (two requests may both open it; one copy stays)
-                    let r = Arc::new(OpenRepo::open(&self.settings.home, &dir, &dir_name)?);
+                    let r = Arc::new(OpenRepo::open(&self.settings.home, &*stores, &key)?);
                     self.repos
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .insert(dir.clone(), r.clone());
+                        .insert(key.clone(), r.clone());
                     r
                 }
             };
@@ -299,11 +307,14 @@ impl Engine {
 
     /// Forget one open repository so the next request reopens it.
     pub fn forget(&self, name: &str) {
-        let dir = home::index_dir(&self.settings.home, name);
+        let key = match self.stores() {
+            Ok(s) => s.key_of(name),
+            Err(_) => return,
+        };
         self.repos
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&dir);
+            .remove(&key);
     }
 
     /// Forget open repositories so the next request reopens them.
@@ -395,7 +406,7 @@ impl Engine {
     ) -> Result<Vec<(String, PersonSummary)>> {
         let mut all = Vec::new();
         for r in self.select(repos, access)? {
-            for p in crate::people::people(&r.store, r.ids.clone(), bots)? {
+            for p in crate::people::people(&*r.store, r.ids.clone(), bots)? {
                 all.push((r.name.clone(), p));
             }
         }
@@ -628,7 +639,7 @@ impl Engine {
     pub fn person(&self, who: &str, repo: Option<&str>, access: &Access) -> Result<PersonView> {
         let r = self.one_repo(repo, access)?;
         let who = who.trim();
-        let people = crate::people::people(&r.store, r.ids.clone(), true)?;
+        let people = crate::people::people(&*r.store, r.ids.clone(), true)?;
         let lower = who.to_lowercase();
         let Some(person) = people.into_iter().find(|p| {
             p.id == who

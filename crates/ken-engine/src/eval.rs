@@ -11,13 +11,13 @@ use std::time::Instant;
 use ken_core::{Filters, Hit};
 use ken_embed::Embedder;
 use ken_source::GitRepo;
-use ken_store::{EmbeddedStore, LexicalQuery, Store};
+use ken_store::{LexicalQuery, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{IndexRequest, NoProgress};
 use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
 use crate::semantic;
-use crate::{EngineError, Result, Settings, home, index};
+use crate::{EngineError, Result, Settings, index};
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct EvalQuery {
@@ -220,6 +220,7 @@ pub fn eval(
     embedder: Option<&dyn Embedder>,
 ) -> Result<EvalReport> {
     let queries = read_queries(&opts.file)?;
+    let stores = settings.stores()?;
     let embedder = match opts.mode {
         EvalMode::Search(Mode::Lexical) | EvalMode::Baseline => None,
         EvalMode::Search(_) => embedder,
@@ -264,7 +265,6 @@ pub fn eval(
         }
         ordered.sort_by_key(|(_, _, t)| *t);
         for (sha, qs, _) in ordered {
-            let dir = home::index_dir(&settings.home, &repo);
             match &path {
                 Some(p) => {
                     let started = Instant::now();
@@ -311,7 +311,7 @@ pub fn eval(
                     ));
                 }
                 None => {
-                    let store = EmbeddedStore::open(&dir)?;
+                    let store = stores.open(&repo)?;
                     let state = store.state()?;
                     if sha.is_some() && state.commit != sha {
                         return Err(EngineError::bad_input(format!(
@@ -321,9 +321,10 @@ pub fn eval(
                     }
                 }
             }
-            let store = EmbeddedStore::open(&dir)?;
+            let store = stores.open(&repo)?;
+            let store: &dyn Store = &*store;
             let vectors = match embedder {
-                Some(e) => semantic::load_vectors(&store, e.id())?,
+                Some(e) => semantic::load_vectors(store, e.id())?,
                 None => None,
             };
             let env = SearchEnv {
@@ -335,7 +336,7 @@ pub fn eval(
             if opts.who {
                 let entry = who_ranks.entry(repo.clone()).or_default();
                 for q in &qs {
-                    if let Some(r) = who_query(settings, &store, q, env)? {
+                    if let Some(r) = who_query(settings, store, q, env)? {
                         entry.push(r);
                     }
                 }
@@ -344,7 +345,7 @@ pub fn eval(
                 outcomes.push(run_query(
                     opts.expand,
                     env,
-                    &store,
+                    store,
                     &repo,
                     q,
                     opts.mode,
@@ -424,7 +425,7 @@ fn failed_query(repo: &str, q: &EvalQuery, error: &str) -> QueryOutcome {
 fn run_query(
     expand: bool,
     env: SearchEnv<'_>,
-    store: &EmbeddedStore,
+    store: &dyn Store,
     repo: &str,
     q: &EvalQuery,
     mode: EvalMode,
@@ -653,7 +654,7 @@ fn who_metrics(ranks: &[[Option<usize>; 3]]) -> WhoMetrics {
 /// authors, and among the gold files' most active authors.
 fn who_query(
     settings: &Settings,
-    store: &EmbeddedStore,
+    store: &dyn Store,
     q: &EvalQuery,
     env: SearchEnv<'_>,
 ) -> Result<Option<[Option<usize>; 3]>> {

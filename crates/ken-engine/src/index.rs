@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use ken_core::Language;
 use ken_source::{Entry, GitRepo, ListOptions, Listing, SkipReason};
-use ken_store::{Batch, EmbeddedStore, FileContent, FileUpdate, IndexState, Store};
+use ken_store::{Batch, FileContent, FileUpdate, IndexState, Store};
 use serde::Serialize;
 
 use crate::graph::{self, GraphReport};
@@ -234,8 +234,8 @@ pub fn index(
 ) -> Result<IndexReport> {
     let started = Instant::now();
     let target = resolve(settings, req)?;
-    let dir = home::index_dir(&settings.home, &target.name);
-    let mut store = EmbeddedStore::open_for_writing(&dir)?;
+    let mut store = settings.stores()?.open_for_writing(&target.name)?;
+    let store: &mut dyn Store = &mut *store;
     let mut report = IndexReport {
         name: target.name.clone(),
         commit: target.commit.as_ref().map(|c| c.sha.clone()),
@@ -254,16 +254,16 @@ pub fn index(
         && previous.pending.is_none()
     {
         report.up_to_date = true;
-        fill_counts(&store, &mut report)?;
+        fill_counts(store, &mut report)?;
         report.graph = Some(graph::update_graph(
-            &mut store,
+            store,
             &[],
             &[],
             seq_before,
             seq_before,
         )?);
-        report.people = people_step(&target, &mut store, &opts)?;
-        report.embed = embed(settings, req, &mut store, progress, embedder)?;
+        report.people = people_step(&target, store, &opts)?;
+        report.embed = embed(settings, req, store, progress, embedder)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
@@ -331,7 +331,7 @@ pub fn index(
         settings,
         &target.reader,
         &todo,
-        &mut store,
+        store,
         progress,
         &mut report,
     )?;
@@ -353,9 +353,9 @@ pub fn index(
     })?;
     let seq_after = store.batch_seq()?;
     report.graph = Some(graph::update_graph(
-        &mut store, &changed, &deletes, seq_before, seq_after,
+        store, &changed, &deletes, seq_before, seq_after,
     )?);
-    report.people = people_step(&target, &mut store, &opts)?;
+    report.people = people_step(&target, store, &opts)?;
     if target.repo.is_none() {
         report.warnings.push(
             "not a git repository: no history, so no authors and no people \
@@ -364,7 +364,7 @@ pub fn index(
         );
     }
     store.finish()?;
-    fill_counts(&store, &mut report)?;
+    fill_counts(store, &mut report)?;
     if listing.entries.is_empty() && listing.skipped.is_empty() {
         report
             .warnings
@@ -373,7 +373,7 @@ pub fn index(
     if progress.cancelled() {
         return Err(EngineError::stopped());
     }
-    report.embed = embed(settings, req, &mut store, progress, embedder)?;
+    report.embed = embed(settings, req, store, progress, embedder)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -383,7 +383,7 @@ pub fn index(
 /// unchanged (edited files get no authors until they are committed).
 fn people_step(
     target: &Target,
-    store: &mut EmbeddedStore,
+    store: &mut dyn Store,
     opts: &ListOptions,
 ) -> Result<Option<PeopleReport>> {
     let (Some(commit), Some(repo)) = (&target.commit, &target.repo) else {
@@ -428,7 +428,7 @@ fn people_step(
 fn embed(
     settings: &Settings,
     req: &IndexRequest,
-    store: &mut EmbeddedStore,
+    store: &mut dyn Store,
     progress: &dyn Progress,
     embedder: Option<&dyn Embedder>,
 ) -> Result<Option<EmbedReport>> {
@@ -472,7 +472,7 @@ fn left_out(listing: &Listing) -> BTreeMap<String, ken_store::LeftOut> {
 /// Skip counts over the whole snapshot, the same the store reports to
 /// `ken status`: what the listing left out (kept in the index state) plus
 /// the files the store holds as skipped (by content).
-fn fill_counts(store: &EmbeddedStore, report: &mut IndexReport) -> Result<()> {
+fn fill_counts(store: &dyn Store, report: &mut IndexReport) -> Result<()> {
     let stats = store.stats()?;
     report.files = stats.files;
     report.skipped = stats.skipped;
@@ -508,7 +508,7 @@ fn process(
     settings: &Settings,
     reader: &Reader,
     todo: &[&Entry],
-    store: &mut EmbeddedStore,
+    store: &mut dyn Store,
     progress: &dyn Progress,
     report: &mut IndexReport,
 ) -> Result<()> {

@@ -4,13 +4,13 @@
 //! and replaces it when a writer commits (see [`OpenRepo::is_current`]).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use ken_source::Identities;
-use ken_store::{EmbeddedStore, IndexState, Store};
+use ken_store::{DynStore, IndexState, StoreProvider};
 
 use crate::graph::{LoadedGraph, load_graph};
 use crate::semantic::{self, Coverage, EmbedText, VectorView};
@@ -21,8 +21,7 @@ const CHECK_EVERY: Duration = Duration::from_millis(200);
 
 pub struct OpenRepo {
     pub name: String,
-    pub dir: PathBuf,
-    pub store: EmbeddedStore,
+    pub store: DynStore,
     /// The index state when it was opened.
     pub state: IndexState,
     /// Identities: `.mailmap`, `$KEN_HOME/identities.toml`, the repository's own.
@@ -38,17 +37,16 @@ pub struct OpenRepo {
 }
 
 impl OpenRepo {
-    /// Open the index in `dir` for reading; `fallback_name` names it when
-    /// its state does not (an index whose first run has not finished).
-    pub fn open(home: &Path, dir: &Path, fallback_name: &str) -> Result<OpenRepo> {
-        let store = EmbeddedStore::open(dir)?;
+    /// Open the index of `key` for reading; `key` names it when its state
+    /// does not (an index whose first run has not finished).
+    pub fn open(home: &Path, stores: &dyn StoreProvider, key: &str) -> Result<OpenRepo> {
+        let store = stores.open(key)?;
         // read the version first: a commit after this point makes us stale
         let version = store.data_version()?;
         let state = store.state()?;
-        let ids = people::observed_identities(home, &store)?;
+        let ids = people::observed_identities(home, &*store)?;
         Ok(OpenRepo {
-            name: state.name.clone().unwrap_or_else(|| fallback_name.into()),
-            dir: dir.to_path_buf(),
+            name: state.name.clone().unwrap_or_else(|| key.into()),
             store,
             state,
             ids,
@@ -85,7 +83,7 @@ impl OpenRepo {
         if let Some(v) = cache.get(model) {
             return Ok(v.clone());
         }
-        let view = semantic::load_vectors(&self.store, model)?.map(Arc::new);
+        let view = semantic::load_vectors(&*self.store, model)?.map(Arc::new);
         cache.insert(model.to_string(), view.clone());
         Ok(view)
     }
@@ -96,7 +94,7 @@ impl OpenRepo {
         if let Some(c) = self.coverage.get() {
             return Ok(c.clone());
         }
-        let c = semantic::coverage(&self.store, variant)?;
+        let c = semantic::coverage(&*self.store, variant)?;
         Ok(self.coverage.get_or_init(|| c).clone())
     }
 
@@ -105,7 +103,7 @@ impl OpenRepo {
         if let Some(g) = self.graph.get() {
             return Ok(g.clone());
         }
-        let g = Arc::new(load_graph(&self.store)?);
+        let g = Arc::new(load_graph(&*self.store)?);
         Ok(self.graph.get_or_init(|| g).clone())
     }
 }

@@ -208,7 +208,7 @@ pub(crate) fn search_repos(
             vectors: vectors.as_deref(),
             identities: Some(&repo.ids),
         };
-        let out = search_store(&repo.store, name, repo.state.commit.as_deref(), req, env)?;
+        let out = search_store(&*repo.store, name, repo.state.commit.as_deref(), req, env)?;
         notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
         let mut hits = out.hits;
         all.append(&mut hits);
@@ -536,7 +536,7 @@ pub fn search_store(
             graph_rank.insert(*id, rank);
         }
     }
-    order_pins(&mut pinned, |id| Pin {
+    order_pins(&mut pinned, is_lookup(&req.query), |id| Pin {
         module: chunks.get(&id).is_some_and(|c| c.kind == ChunkKind::Module),
         test: chunks.get(&id).is_some_and(|c| is_test_path(&c.path)),
         graph: graph_rank.get(&id).copied().unwrap_or(0.0),
@@ -612,18 +612,29 @@ struct Pin {
     graph: f32,
 }
 
-/// Pinned exact hits: by tier; then definition chunks before module chunks;
-/// then code before tests; then the definition the graph ranks highest;
-/// then by fused score.
-fn order_pins(pinned: &mut [(u64, SymbolTier, f32)], pin: impl Fn(u64) -> Pin) {
+/// Pinned exact hits: by tier; then definition chunks before module chunks.
+/// For a bare name (a look-up: the name is all the evidence there is) code
+/// comes before tests and the definition the graph ranks highest first; in
+/// a sentence the other words decide, through the fused score.
+fn order_pins(pinned: &mut [(u64, SymbolTier, f32)], lookup: bool, pin: impl Fn(u64) -> Pin) {
     pinned.sort_by(|a, b| {
         let (pa, pb) = (pin(a.0), pin(b.0));
-        a.1.cmp(&b.1)
-            .then(pa.module.cmp(&pb.module))
-            .then(pa.test.cmp(&pb.test))
-            .then(pb.graph.total_cmp(&pa.graph))
-            .then(b.2.total_cmp(&a.2))
+        let by_name = a.1.cmp(&b.1).then(pa.module.cmp(&pb.module));
+        if lookup {
+            by_name
+                .then(pa.test.cmp(&pb.test))
+                .then(pb.graph.total_cmp(&pa.graph))
+                .then(b.2.total_cmp(&a.2))
+        } else {
+            by_name.then(b.2.total_cmp(&a.2))
+        }
     });
+}
+
+/// A query that is one name (`Handler`, `Flask.run`, `` `parse_config` ``).
+fn is_lookup(query: &str) -> bool {
+    let q = query.trim().trim_matches('`');
+    !q.is_empty() && !q.contains(char::is_whitespace)
 }
 
 /// Files mode: rank files by RRF over file-level lists — whole-file BM25,
@@ -931,7 +942,7 @@ mod tests {
             (3, SymbolTier::ExactFolded, 1.0),
             (4, SymbolTier::Exact, 0.5),
         ];
-        order_pins(&mut pins, |id| Pin {
+        order_pins(&mut pins, true, |id| Pin {
             module: id == 1,
             test: false,
             graph: 0.0,
@@ -947,13 +958,27 @@ mod tests {
             (2, SymbolTier::Exact, 0.1), // code, central in the graph
             (3, SymbolTier::Exact, 0.5), // code, peripheral
         ];
-        order_pins(&mut pins, |id| Pin {
+        let pin = |id| Pin {
             module: false,
             test: id == 1,
             graph: if id == 2 { 3.0 } else { 0.5 },
-        });
-        let ids: Vec<u64> = pins.iter().map(|p| p.0).collect();
+        };
+        let mut lookup = pins.clone();
+        order_pins(&mut lookup, true, pin);
+        let ids: Vec<u64> = lookup.iter().map(|p| p.0).collect();
         assert_eq!(ids, vec![2, 3, 1]);
+        // in a sentence the fused score (the other words) decides
+        order_pins(&mut pins, false, pin);
+        let ids: Vec<u64> = pins.iter().map(|p| p.0).collect();
+        assert_eq!(ids, vec![1, 3, 2]);
+    }
+
+    #[test]
+    fn a_lookup_is_one_name() {
+        assert!(is_lookup("Handler"));
+        assert!(is_lookup(" `Flask.run` "));
+        assert!(!is_lookup("fix has_match for the summary printer"));
+        assert!(!is_lookup("  "));
     }
 
     #[test]

@@ -13,6 +13,9 @@ use crate::semantic::{EmbedText, EmbedderSpec};
 pub struct Settings {
     /// Where indexes, clones and models live.
     pub home: PathBuf,
+    /// A PostgreSQL URL to keep indexes in (None: the embedded store under
+    /// `home/repos`).
+    pub store: Option<String>,
     /// Files larger than this are skipped (and reported).
     pub max_file_bytes: u64,
     pub chunk: ChunkOptions,
@@ -43,9 +46,20 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Where the repositories' indexes are: the PostgreSQL database of
+    /// `store`, or the embedded provider under `home/repos`. A database is
+    /// connected (and migrated) once per process.
+    pub fn stores(&self) -> crate::Result<std::sync::Arc<dyn ken_store::StoreProvider>> {
+        match &self.store {
+            None => Ok(crate::home::provider(&self.home)),
+            Some(url) => crate::home::database(url),
+        }
+    }
+
     pub fn new(home: PathBuf) -> Settings {
         Settings {
             home,
+            store: None,
             max_file_bytes: ken_source::DEFAULT_MAX_FILE_BYTES,
             chunk: ChunkOptions::default(),
             threads: std::thread::available_parallelism()

@@ -30,29 +30,10 @@ pub(crate) fn status_repos(repos: &[Arc<OpenRepo>], variant: EmbedText) -> Resul
 fn status_of(repo: &OpenRepo, variant: EmbedText) -> Result<RepoStatus> {
     Ok(RepoStatus {
         name: repo.name.clone(),
-        path: repo.dir.display().to_string(),
+        path: repo.store.location(),
         state: repo.state.clone(),
         stats: repo.store.stats()?,
-        index_bytes: dir_size(&repo.dir),
+        index_bytes: repo.store.size_bytes()?,
         embeddings: repo.coverage(variant)?,
     })
-}
-
-/// Total size of the files under `dir`.
-pub fn dir_size(dir: &std::path::Path) -> u64 {
-    let mut total = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(e.path()),
-                Ok(t) if t.is_file() => total += e.metadata().map(|m| m.len()).unwrap_or(0),
-                _ => {}
-            }
-        }
-    }
-    total
 }

@@ -148,7 +148,7 @@ pub(crate) fn who_repos(
             vectors: vectors.as_deref(),
             identities: None,
         };
-        let r = who_store(&repo.store, &repo.ids, query, repo.now(), limit, env)?;
+        let r = who_store(&*repo.store, &repo.ids, query, repo.now(), limit, env)?;
         all = Some(match all {
             None => r,
             Some(mut acc) => {
@@ -206,7 +206,7 @@ pub(crate) fn log_search_repos(
 ) -> Result<Vec<LogHit>> {
     let mut out = Vec::new();
     for repo in repos {
-        let (name, store, state, ids) = (&repo.name, &repo.store, &repo.state, &repo.ids);
+        let (name, store, state, ids) = (&repo.name, &*repo.store, &repo.state, &repo.ids);
         let allowed: Option<HashSet<String>> =
             if req.author.is_some() || req.since.is_some() || req.until.is_some() {
                 Some(

@@ -15,8 +15,16 @@ pub enum StoreError {
     Lexical(#[from] tantivy::TantivyError),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    #[error("PostgreSQL: {0}")]
+    Postgres(String),
     #[error("{0}")]
     Other(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::Postgres(e.to_string())
+    }
 }
 
 impl From<tantivy::directory::error::OpenDirectoryError> for StoreError {

@@ -1,5 +1,10 @@
 //! The storage seam.
 //!
+//! A [`StoreProvider`] keeps every repository's index: it lists them, opens
+//! one for reading, opens one for writing under the writer lease (one
+//! writer per repository), and removes one. [`EmbeddedProvider`] keeps them
+//! as directories under `$KEN_HOME/repos`.
+//!
 //! A [`Store`] holds one repository's index: its files and their content,
 //! chunks, the symbol table, the lexical index and the index state. The
 //! embedded implementation ([`EmbeddedStore`]: tantivy + SQLite in one
@@ -13,17 +18,36 @@
 mod embedded;
 mod error;
 mod home;
+mod postgres;
+mod provider;
 mod types;
 
-pub use embedded::{EmbeddedStore, tokenizer};
+pub use embedded::{EmbeddedProvider, EmbeddedStore, dir_name, tokenizer};
 pub use error::StoreError;
 pub use home::{HomeStore, JobRecord, JobState, NewJob, TokenRecord};
+pub use postgres::{PgProvider, PgStore};
+pub use provider::{DynStore, StoreProvider};
 pub use types::*;
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// One repository's index.
 pub trait Store {
+    /// A number that changes whenever a writer (of this process or
+    /// another) commits anything to this index: readers compare it to know
+    /// when to reopen.
+    fn data_version(&self) -> Result<u64>;
+    /// The batch sequence number: it grows with every committed batch
+    /// (derived indexes record the one they reflect).
+    fn batch_seq(&self) -> Result<u64>;
+    /// Counts for status reports.
+    fn stats(&self) -> Result<Stats>;
+    /// Where the index is, for people (a directory, a database and a
+    /// repository id).
+    fn location(&self) -> String;
+    /// Bytes the index takes.
+    fn size_bytes(&self) -> Result<u64>;
+
     /// The index state (which commit is indexed, counts...).
     fn state(&self) -> Result<IndexState>;
     /// Record the index state; called once a run has written every batch.

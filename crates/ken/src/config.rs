@@ -18,6 +18,8 @@ pub struct FileConfig {
     pub max_file_size: Option<u64>,
     /// Worker threads for indexing.
     pub threads: Option<usize>,
+    /// Where indexes live: `postgres://…` for PostgreSQL (default: under the home).
+    pub store: Option<String>,
     /// Chunking: files up to this many characters are one chunk.
     pub whole_file_chars: Option<usize>,
     /// `local`, `static`, `http` or `off`.
@@ -306,6 +308,7 @@ pub fn settings(
         s.chunk.whole_file_chars = v;
     }
     s.git_token = env.git_token.clone();
+    s.store = file.store.clone();
     s.embedder = embedder(&s.home, choice, &file, env)?;
     match file.embed_text.as_deref() {
         None | Some("meta") => {}

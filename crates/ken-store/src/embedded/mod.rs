@@ -14,8 +14,9 @@
 //! index is consistent again (searches meanwhile drop hits SQLite does not
 //! know). Chunk ids are reserved before use and never reused.
 
-mod lexical;
+pub(crate) mod lexical;
 pub(crate) mod pool;
+mod provider;
 pub(crate) mod sql;
 pub mod tokenizer;
 
@@ -28,6 +29,7 @@ use ken_core::{Chunk, ChunkKind, Definition};
 use rusqlite::params;
 
 use self::lexical::{LexDoc, LexicalIndex};
+pub use self::provider::{EmbeddedProvider, dir_name};
 pub use self::sql::fold;
 use crate::{
     Batch, FileContent, FileHit, FileRecord, IndexState, LexicalHit, LexicalQuery, Result, Stats,
@@ -110,25 +112,6 @@ impl EmbeddedStore {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// A number that changes whenever a writer (of this process or another)
-    /// commits anything to this index: readers compare it to know when to
-    /// reopen.
-    pub fn data_version(&self) -> Result<u64> {
-        self.conns.data_version()
-    }
-
-    /// Counts for status reports.
-    pub fn stats(&self) -> Result<Stats> {
-        sql::stats(&*self.conns.get()?)
-    }
-
-    /// The batch sequence number: it grows with every committed batch.
-    pub fn batch_seq(&self) -> Result<u64> {
-        Ok(sql::get_meta(&*self.conns.get()?, "batch_seq")?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0))
     }
 
     /// Number of documents in the chunk index (for consistency checks).
@@ -225,7 +208,7 @@ fn model_file_name(model: &str) -> String {
 
 /// The smallest chunk holding the whole definition (a real definition chunk
 /// before the module chunk), else the one overlapping it most.
-fn home_chunk(def: &Definition, chunks: &[Chunk]) -> Option<usize> {
+pub(crate) fn home_chunk(def: &Definition, chunks: &[Chunk]) -> Option<usize> {
     let covering = chunks
         .iter()
         .enumerate()
@@ -248,6 +231,28 @@ fn home_chunk(def: &Definition, chunks: &[Chunk]) -> Option<usize> {
 }
 
 impl Store for EmbeddedStore {
+    fn data_version(&self) -> Result<u64> {
+        self.conns.data_version()
+    }
+
+    fn batch_seq(&self) -> Result<u64> {
+        Ok(sql::get_meta(&*self.conns.get()?, "batch_seq")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        sql::stats(&*self.conns.get()?)
+    }
+
+    fn location(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        Ok(provider::dir_size(&self.dir))
+    }
+
     fn state(&self) -> Result<IndexState> {
         sql::read_state(&*self.conns.get()?)
     }

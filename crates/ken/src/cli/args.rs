@@ -31,6 +31,17 @@ pub struct Global {
     /// Where indexes live (overrides $KEN_HOME).
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Keep indexes in PostgreSQL (with pgvector) instead of under the home:
+    /// `postgres://user:password@host:port/db`. Several servers and workers
+    /// can share one database.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "KEN_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
     /// Print one JSON object instead of text (for scripts).
     #[arg(long, global = true)]
     pub json: bool,

@@ -30,7 +30,10 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
         Command::Model(_) => Some(EmbedderChoice::Off),
         _ => cli.global.embedder,
     };
-    let settings = config::settings(cli.global.home.as_deref(), &env, choice)?;
+    let mut settings = config::settings(cli.global.home.as_deref(), &env, choice)?;
+    if let Some(url) = &cli.global.store {
+        settings.store = Some(url.clone());
+    }
     let quiet = cli.global.quiet;
     match cli.command {
         Command::Model(m) => return model::run(settings, &env, m, out),

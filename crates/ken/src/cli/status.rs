@@ -7,7 +7,6 @@ use crate::wire;
 
 pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
     let repos = engine.status(&a.names, &Access::All)?;
-    let settings = engine.settings();
     if out.json {
         out.print(&wire::Repos {
             repos: repos.iter().map(wire::Repo::from).collect(),
@@ -16,8 +15,8 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
     }
     if repos.is_empty() {
         outln!(
-            "nothing indexed under {} yet: run `ken index PATH`",
-            settings.home.display()
+            "nothing indexed in {} yet: run `ken index PATH`",
+            engine.stores()?.describe()
         );
         return Ok(0);
     }
@@ -47,6 +46,7 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
             r.stats.bytes as f64 / 1e6,
             r.index_bytes as f64 / 1e6
         );
+        outln!("  {}", out.dim(&format!("index at {}", r.path)));
         for e in &r.embeddings {
             outln!(
                 "  embeddings ({}): {}/{} chunks embedded · {} vectors in the index{}",

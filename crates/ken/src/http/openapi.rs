@@ -22,7 +22,7 @@ use crate::wire;
         title = "Kenning",
         description = "Answers questions about codebases: ranked code, answers with checked citations, people, structure, index jobs. Every route under /api/v1 and /mcp needs `Authorization: Bearer TOKEN` (`ken token create`).",
     ),
-    components(schemas(wire::ErrorBody, wire::ErrorDetail)),
+    components(schemas(wire::ErrorBody, wire::ErrorDetail, api::ModeParam)),
     modifiers(&Bearer),
     tags(
         (name = "code", description = "Search, answers, definitions"),
@@ -225,5 +225,28 @@ mod tests {
         assert!(search["responses"]["401"].is_object());
         assert!(doc["paths"]["/healthz"]["get"]["security"].is_null());
         assert!(doc["components"]["schemas"]["Search"].is_object());
+        // every reference resolves (an unresolved one hides a parameter from clients)
+        fn refs(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(r) = m.get("$ref").and_then(|r| r.as_str()) {
+                        out.push(r.to_string());
+                    }
+                    m.values().for_each(|x| refs(x, out));
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+                _ => {}
+            }
+        }
+        let mut all = Vec::new();
+        refs(&doc, &mut all);
+        assert!(!all.is_empty());
+        for r in all {
+            let name = r.trim_start_matches("#/components/schemas/");
+            assert!(
+                doc["components"]["schemas"][name].is_object(),
+                "{r} does not resolve"
+            );
+        }
     }
 }

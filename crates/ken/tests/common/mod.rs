@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod chat;
+pub mod pg;
 pub mod server;
 
 use std::path::{Path, PathBuf};

@@ -18,8 +18,14 @@ pub struct Server {
 impl Server {
     /// Start `ken serve` on the home of `ken`, with `env` set.
     pub fn start(ken: &Ken, env: &[(&str, &str)]) -> Server {
+        Server::start_with(ken, &[], env)
+    }
+
+    /// `ken serve` with more arguments (`--store URL`).
+    pub fn start_with(ken: &Ken, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut c: Command = ken.cmd();
-        c.args(["--json", "serve", "--addr", "127.0.0.1:0"]);
+        c.args(["--json", "serve", "--addr", "127.0.0.1:0"])
+            .args(args);
         Server::spawn(c, env)
     }
 

@@ -1,0 +1,142 @@
+//! BM25 in SQL. At write time each document's fields are analyzed with the
+//! same identifier-aware analyzer the embedded store gives tantivy, and the
+//! term frequencies and field lengths are stored; a query sums, per
+//! document, weight × idf × tf-saturation over its terms and fields, as
+//! tantivy's boosted BooleanQuery does (k1 = 1.2, b = 0.75).
+
+use std::collections::HashMap;
+
+use sqlx::{Postgres, Row, Transaction};
+
+use crate::embedded::lexical::query_terms;
+use crate::embedded::tokenizer;
+use crate::{FieldWeights, LexicalQuery, Result};
+
+/// Postings and lengths of a batch's documents, as columns for `unnest`.
+#[derive(Default)]
+pub(crate) struct Postings {
+    docs: Vec<i64>,
+    fields: Vec<i16>,
+    terms: Vec<String>,
+    tfs: Vec<i32>,
+    len_docs: Vec<i64>,
+    len_fields: Vec<i16>,
+    lens: Vec<i32>,
+}
+
+impl Postings {
+    /// Add one document: body, symbol, path, doc.
+    pub fn add(&mut self, doc: i64, fields: [&str; 4]) {
+        for (field, text) in fields.iter().enumerate() {
+            let mut counts: HashMap<String, i32> = HashMap::new();
+            let mut len = 0;
+            for t in tokenizer::query_terms(text) {
+                *counts.entry(t).or_default() += 1;
+                len += 1;
+            }
+            for (term, tf) in counts {
+                self.docs.push(doc);
+                self.fields.push(field as i16);
+                self.terms.push(term);
+                self.tfs.push(tf);
+            }
+            self.len_docs.push(doc);
+            self.len_fields.push(field as i16);
+            self.lens.push(len);
+        }
+    }
+
+    pub async fn insert(
+        self,
+        tx: &mut Transaction<'_, Postgres>,
+        repo: i64,
+        files: bool,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO lex_terms(repo, files, doc, field, term, tf)
+             SELECT $1, $2, * FROM unnest($3::bigint[], $4::smallint[], $5::text[], $6::int[])",
+        )
+        .bind(repo)
+        .bind(files)
+        .bind(&self.docs)
+        .bind(&self.fields)
+        .bind(&self.terms)
+        .bind(&self.tfs)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO lex_lens(repo, files, doc, field, len)
+             SELECT $1, $2, * FROM unnest($3::bigint[], $4::smallint[], $5::int[])",
+        )
+        .bind(repo)
+        .bind(files)
+        .bind(&self.len_docs)
+        .bind(&self.len_fields)
+        .bind(&self.lens)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+}
+
+fn weights(w: FieldWeights) -> (Vec<i16>, Vec<f32>) {
+    (vec![0, 1, 2, 3], vec![w.body, w.symbol, w.path, w.doc])
+}
+
+/// The best documents for `q`: (doc, score). For chunks `doc` is the chunk
+/// id; for files, the row of `lex_files` (the caller maps it to a path).
+pub(crate) async fn search(
+    pool: &sqlx::PgPool,
+    repo: i64,
+    files: bool,
+    q: &LexicalQuery,
+) -> Result<Vec<(i64, f32)>> {
+    let terms = query_terms(&q.text);
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (fields, ws) = weights(q.weights);
+    let languages: Vec<String> = q.languages.iter().map(|l| l.name().to_string()).collect();
+    let (table, id) = if files {
+        ("lex_files", "doc")
+    } else {
+        ("chunks", "id")
+    };
+    let filter = format!(
+        " AND (cardinality($7::text[]) = 0
+               OR t.doc IN (SELECT {id} FROM {table} WHERE repo = $1 AND language = ANY($7)))
+          AND (NOT $9 OR t.doc IN (SELECT {id} FROM {table} WHERE repo = $1 AND path = ANY($8)))"
+    );
+    let sql = format!(
+        "WITH q AS (SELECT DISTINCT unnest($3::text[]) AS term),
+         w AS (SELECT * FROM unnest($4::smallint[], $5::real[]) AS w(field, weight) WHERE weight > 0),
+         n AS (SELECT field, count(*)::float8 AS n, greatest(avg(len), 1e-9)::float8 AS avglen
+               FROM lex_lens WHERE repo = $1 AND files = $2 GROUP BY field),
+         df AS (SELECT t.field, t.term, count(*)::float8 AS df
+                FROM lex_terms t JOIN q ON q.term = t.term
+                WHERE t.repo = $1 AND t.files = $2 GROUP BY t.field, t.term)
+         SELECT t.doc, sum(w.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
+                   * (t.tf * 2.2) / (t.tf + 1.2 * (0.25 + 0.75 * l.len / n.avglen)))::float4 AS score
+         FROM lex_terms t
+         JOIN q ON q.term = t.term
+         JOIN w ON w.field = t.field
+         JOIN df ON df.field = t.field AND df.term = t.term
+         JOIN n ON n.field = t.field
+         JOIN lex_lens l ON l.repo = t.repo AND l.files = t.files AND l.doc = t.doc AND l.field = t.field
+         WHERE t.repo = $1 AND t.files = $2 {filter}
+         GROUP BY t.doc ORDER BY score DESC, t.doc LIMIT $6"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(repo)
+        .bind(files)
+        .bind(&terms)
+        .bind(&fields)
+        .bind(&ws)
+        .bind(q.limit.max(1) as i64)
+        .bind(&languages)
+        .bind(q.paths.clone().unwrap_or_default())
+        .bind(q.paths.is_some())
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+}

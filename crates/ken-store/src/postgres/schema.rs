@@ -1,0 +1,251 @@
+//! The schema, versioned: each migration is applied once, in order, in a
+//! transaction, under an advisory lock so that servers and workers starting
+//! together do not race.
+
+use sqlx::{PgPool, Row};
+
+use crate::Result;
+
+/// Migrations by version; never edit one that has shipped, add the next.
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1)];
+
+const V1: &str = r#"
+CREATE EXTENSION IF NOT EXISTS vector;
+
+CREATE TABLE repos (
+    id bigserial PRIMARY KEY,
+    key text NOT NULL UNIQUE,
+    state jsonb NOT NULL DEFAULT '{}',
+    batch_seq bigint NOT NULL DEFAULT 0,
+    next_chunk bigint NOT NULL DEFAULT 1,
+    version bigint NOT NULL DEFAULT 0,
+    graph_seq bigint,
+    graph_index text
+);
+
+CREATE TABLE files (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    path text NOT NULL,
+    blob_id text NOT NULL,
+    language text NOT NULL,
+    size bigint NOT NULL,
+    skip text,
+    PRIMARY KEY (repo, path)
+);
+
+CREATE TABLE blobs (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    id text NOT NULL,
+    text text NOT NULL,
+    PRIMARY KEY (repo, id)
+);
+
+CREATE TABLE chunks (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    id bigint NOT NULL,
+    path text NOT NULL,
+    kind text NOT NULL,
+    language text NOT NULL,
+    symbol text,
+    qualname text,
+    signature text,
+    doc text,
+    start_line int NOT NULL,
+    end_line int NOT NULL,
+    start_byte int NOT NULL,
+    end_byte int NOT NULL,
+    trivial boolean NOT NULL,
+    cell int,
+    content_hash text NOT NULL,
+    synthetic boolean NOT NULL,
+    text text NOT NULL,
+    PRIMARY KEY (repo, id)
+);
+CREATE INDEX chunks_by_path ON chunks (repo, path);
+
+CREATE TABLE symbols (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    name text NOT NULL,
+    folded text NOT NULL,
+    qualname text NOT NULL,
+    qual_folded text NOT NULL,
+    kind text NOT NULL,
+    path text NOT NULL,
+    start_line int NOT NULL,
+    end_line int NOT NULL,
+    chunk_id bigint NOT NULL
+);
+CREATE INDEX symbols_by_folded ON symbols (repo, folded text_pattern_ops);
+CREATE INDEX symbols_by_qual ON symbols (repo, qual_folded);
+CREATE INDEX symbols_by_path ON symbols (repo, path);
+
+-- BM25 postings: a document is a chunk (doc = chunk id) or a file (doc =
+-- its row in lex_files); field 0 body, 1 symbol, 2 path, 3 doc.
+CREATE TABLE lex_terms (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    files boolean NOT NULL,
+    doc bigint NOT NULL,
+    field smallint NOT NULL,
+    term text NOT NULL,
+    tf int NOT NULL
+);
+CREATE INDEX lex_terms_by_term ON lex_terms (repo, files, term);
+CREATE INDEX lex_terms_by_doc ON lex_terms (repo, files, doc);
+CREATE TABLE lex_lens (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    files boolean NOT NULL,
+    doc bigint NOT NULL,
+    field smallint NOT NULL,
+    len int NOT NULL,
+    PRIMARY KEY (repo, files, doc, field)
+);
+CREATE TABLE lex_files (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    doc bigserial,
+    path text NOT NULL,
+    language text NOT NULL,
+    PRIMARY KEY (repo, doc)
+);
+CREATE INDEX lex_files_by_path ON lex_files (repo, path);
+
+CREATE TABLE facts (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    path text NOT NULL,
+    json text NOT NULL,
+    PRIMARY KEY (repo, path)
+);
+
+CREATE TABLE edges (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    src_path text NOT NULL,
+    src_q text NOT NULL,
+    src_nth int NOT NULL,
+    dst_path text NOT NULL,
+    dst_q text NOT NULL,
+    dst_nth int NOT NULL,
+    kind text NOT NULL,
+    line int NOT NULL,
+    rule text NOT NULL,
+    confidence real NOT NULL
+);
+CREATE INDEX edges_by_src ON edges (repo, src_path);
+
+CREATE TABLE def_rank (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    path text NOT NULL,
+    qualname text NOT NULL,
+    nth int NOT NULL,
+    rank real NOT NULL,
+    PRIMARY KEY (repo, path, qualname, nth)
+);
+CREATE TABLE file_rank (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    path text NOT NULL,
+    rank real NOT NULL,
+    PRIMARY KEY (repo, path)
+);
+
+CREATE TABLE commits (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    sha text NOT NULL,
+    author_name text NOT NULL,
+    author_email text NOT NULL,
+    author_time bigint NOT NULL,
+    committer_time bigint NOT NULL,
+    summary text NOT NULL,
+    message text NOT NULL,
+    parents text NOT NULL,
+    search tsvector NOT NULL,
+    PRIMARY KEY (repo, sha)
+);
+CREATE INDEX commits_search ON commits USING gin (search);
+CREATE TABLE commit_files (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    sha text NOT NULL,
+    path text NOT NULL,
+    status text NOT NULL,
+    old_path text
+);
+CREATE INDEX commit_files_by_path ON commit_files (repo, path);
+CREATE INDEX commit_files_by_sha ON commit_files (repo, sha);
+
+CREATE TABLE blame (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    path text NOT NULL,
+    start_line int NOT NULL,
+    end_line int NOT NULL,
+    sha text NOT NULL
+);
+CREATE INDEX blame_by_path ON blame (repo, path);
+CREATE INDEX blame_by_sha ON blame (repo, sha);
+CREATE TABLE blame_done (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    path text NOT NULL,
+    blob_id text NOT NULL,
+    method text NOT NULL,
+    PRIMARY KEY (repo, path)
+);
+
+CREATE TABLE vector_cache (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    model text NOT NULL,
+    key text NOT NULL,
+    v vector NOT NULL,
+    PRIMARY KEY (repo, model, key)
+);
+CREATE TABLE vector_index (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    model text NOT NULL,
+    meta text NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (repo, model)
+);
+"#;
+
+/// An arbitrary constant: the advisory lock migrations run under.
+const MIGRATION_LOCK: i64 = 0x6b65_6e5f_7363_6865;
+
+/// Apply every migration the database has not seen.
+pub(crate) async fn migrate(pool: &PgPool) -> Result<()> {
+    let mut conn = pool.acquire().await?;
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *conn)
+        .await?;
+    let result = apply(&mut conn).await;
+    sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *conn)
+        .await?;
+    result
+}
+
+async fn apply(conn: &mut sqlx::PgConnection) -> Result<()> {
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS ken_schema (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    )
+    .execute(&mut *conn)
+    .await?;
+    let current: i32 = sqlx::query("SELECT coalesce(max(version), 0) FROM ken_schema")
+        .fetch_one(&mut *conn)
+        .await?
+        .get(0);
+    let newest = MIGRATIONS.last().map_or(0, |m| m.0);
+    if current > newest {
+        return Err(crate::StoreError::Incompatible(format!(
+            "a database at schema version {current} (this ken knows up to {newest})"
+        )));
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+        let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(*sql))
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO ken_schema(version) VALUES ($1)")
+            .bind(version)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+    }
+    Ok(())
+}

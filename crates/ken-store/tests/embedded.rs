@@ -1,0 +1,30 @@
+//! The conformance suite on the embedded store (tantivy + SQLite under a
+//! temporary directory).
+
+mod conformance;
+
+use ken_store::EmbeddedProvider;
+
+fn provider() -> (tempfile::TempDir, EmbeddedProvider) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = EmbeddedProvider::new(dir.path().join("repos"));
+    (dir, p)
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let (_dir, p) = provider();
+            conformance::$name(&p);
+        }
+    )*};
+}
+
+conformance!(
+    lists_opens_and_removes,
+    one_writer_at_a_time,
+    batches_round_trip,
+    history_and_blame,
+    vector_cache,
+);

@@ -1,0 +1,131 @@
+//! The conformance suite on PostgreSQL + pgvector: a real server, one fresh
+//! database per test. `scripts/test.sh` starts the server
+//! (`scripts/postgres.sh`) and sets `KEN_TEST_PG_URL`; without it these
+//! tests fail and say how to get one.
+
+mod conformance;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use ken_store::PgProvider;
+use sqlx::Connection;
+
+/// A database made for one test, dropped after it.
+struct Db {
+    admin: String,
+    name: String,
+}
+
+fn server() -> String {
+    std::env::var("KEN_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "KEN_TEST_PG_URL is not set: these tests need PostgreSQL 16 with pgvector. \
+             Run the suite with scripts/test.sh, or start a server with \
+             `scripts/postgres.sh start DIR` and export the URL it prints"
+        )
+    })
+}
+
+fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+fn with_db(url: &str, name: &str) -> String {
+    match url.rsplit_once('/') {
+        Some((base, _)) => format!("{base}/{name}"),
+        None => format!("{url}/{name}"),
+    }
+}
+
+impl Db {
+    fn new() -> Db {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let admin = server();
+        let name = format!(
+            "ken_test_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        block(async {
+            let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut c)
+                .await
+                .unwrap();
+        });
+        Db { admin, name }
+    }
+
+    fn url(&self) -> String {
+        with_db(&self.admin, &self.name)
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        block(async move {
+            if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
+                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                )))
+                .execute(&mut c)
+                .await;
+            }
+        });
+    }
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let db = Db::new();
+            let p = PgProvider::connect(&db.url()).unwrap();
+            conformance::$name(&p);
+            drop(p);
+        }
+    )*};
+}
+
+conformance!(
+    lists_opens_and_removes,
+    one_writer_at_a_time,
+    batches_round_trip,
+    history_and_blame,
+    vector_cache,
+);
+
+#[test]
+fn migrations_are_applied_once_and_a_newer_schema_is_refused() {
+    let db = Db::new();
+    let p = PgProvider::connect(&db.url()).unwrap();
+    let v = p.schema_version().unwrap();
+    assert!(v >= 1);
+    // connecting again applies nothing twice
+    let again = PgProvider::connect(&db.url()).unwrap();
+    assert_eq!(again.schema_version().unwrap(), v);
+    drop((p, again));
+    block(async {
+        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+        sqlx::query("INSERT INTO ken_schema(version) VALUES (9999)")
+            .execute(&mut c)
+            .await
+            .unwrap();
+    });
+    let err = PgProvider::connect(&db.url()).unwrap_err().to_string();
+    assert!(err.contains("9999"), "{err}");
+}
+
+#[test]
+fn a_bad_url_or_a_missing_server_is_a_clear_error() {
+    let err = PgProvider::connect("postgres://nobody:pw@127.0.0.1:1/none")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(!err.contains("pw@"), "the password is never shown: {err}");
+}

@@ -1,0 +1,275 @@
+//! Indexes in PostgreSQL (`--store postgres://…`, `KEN_STORE`): the same
+//! repository indexed into the embedded store and into a database answers
+//! the same; two servers on one database see what the other indexed.
+
+mod common;
+
+use common::pg::Db;
+use common::server::{Server, token};
+use common::*;
+use serde_json::Value;
+
+fn top_paths(v: &Value, n: usize) -> Vec<String> {
+    paths(v).into_iter().take(n).collect()
+}
+
+#[test]
+fn a_repository_in_postgres_answers_as_in_the_embedded_store() {
+    let db = Db::new();
+    let url = db.url();
+    let r = Repo::new();
+    python_project(&r);
+    r.commit_as(
+        "Ada Lovelace",
+        "ada@example.com",
+        "2024-01-02T10:00:00",
+        "initial",
+    );
+    let src = r.path().to_str().unwrap();
+
+    let embedded = Ken::new();
+    let in_pg = Ken::new();
+    let rep_e = embedded.index(&[src, "--name", "shop"]);
+    let rep_p = in_pg.index(&[src, "--name", "shop", "--store", &url]);
+    for k in ["files", "chunks", "skipped"] {
+        assert_eq!(rep_e[k], rep_p[k], "{k}: {rep_e} vs {rep_p}");
+    }
+    // nothing was written under the home's repos/
+    assert!(!in_pg.home.path().join("repos").join("shop").exists());
+
+    for q in [
+        "refresh_token",
+        "retry a payment after a failure",
+        "SessionStore",
+        "session tokens expire",
+    ] {
+        let e = embedded.search(&[q]);
+        let p = in_pg.search(&[q, "--store", &url]);
+        assert_eq!(top_paths(&e, 3), top_paths(&p, 3), "{q}");
+        assert_eq!(e["results"][0]["symbol"], p["results"][0]["symbol"], "{q}");
+        assert_eq!(
+            e["results"][0]["start_line"], p["results"][0]["start_line"],
+            "{q}"
+        );
+        assert_eq!(
+            e["results"][0]["authors"], p["results"][0]["authors"],
+            "{q}"
+        );
+    }
+    // the environment variable selects it too; status says where it is
+    let mut c = in_pg.cmd();
+    c.env("KEN_STORE", &url).args(["status", "--json"]);
+    let v = json_of(c);
+    let repo = &v["repos"][0];
+    assert_eq!(repo["name"], "shop", "{v}");
+    assert_eq!(repo["stats"]["files"], rep_p["files"]);
+    let mut c = in_pg.cmd();
+    c.env("KEN_STORE", &url).arg("status");
+    let text = stdout(&c.output().unwrap());
+    assert!(text.contains("index at postgres://"), "{text}");
+    // a second run is no work
+    let again = in_pg.index(&[src, "--name", "shop", "--store", &url]);
+    assert_eq!(again["processed"], 0, "{again}");
+    assert_eq!(again["files"], rep_p["files"], "{again}");
+
+    // a server on the database answers, and sees a commit another process indexes
+    let t = token(&in_pg, &["*"], "read");
+    let s = Server::start_with(&in_pg, &["--store", &url], &[]);
+    let (st, v) = s.get("/api/v1/search?q=refresh_token", Some(&t));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(paths(&v)[0], "src/shop/session.py");
+    r.write(
+        "src/shop/refunds.py",
+        "def refund_payment(payment):\n    \"\"\"Give the money back.\"\"\"\n    return -payment.amount\n",
+    );
+    r.commit("refunds");
+    in_pg.index(&[src, "--name", "shop", "--store", &url]);
+    let (_, v) = s.get("/api/v1/search?q=refund_payment", Some(&t));
+    assert_eq!(paths(&v)[0], "src/shop/refunds.py", "{v}");
+}
+
+#[test]
+fn a_database_that_cannot_be_reached_is_a_clear_error() {
+    let ken = Ken::new();
+    let out = ken.run(&[
+        "search",
+        "x",
+        "--store",
+        "postgres://ken:hunter2@127.0.0.1:1/ken",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(
+        !err.contains("hunter2"),
+        "the password is never printed: {err}"
+    );
+    let out = ken.run(&["search", "x", "--store", "mysql://x"]);
+    assert!(stderr(&out).contains("PostgreSQL URL"), "{}", stderr(&out));
+}
+
+/// Run `ken ARGS --json` with the model on, in one store or the other.
+fn json_embedding(ken: &Ken, args: &[&str], store: Option<&str>) -> Value {
+    let mut c = ken.cmd_embedding();
+    c.args(args).arg("--json");
+    if let Some(url) = store {
+        c.args(["--store", url]);
+    }
+    json_of(c)
+}
+
+#[test]
+fn vectors_graph_and_people_answer_the_same_in_postgres() {
+    let db = Db::new();
+    let url = db.url();
+    let r = Repo::new();
+    python_project(&r);
+    r.write(
+        "src/shop/checkout.py",
+        "from shop.payments import retry_payment\nfrom shop.session import SessionStore\n\n\ndef checkout(cart, charge):\n    \"\"\"Pay for the cart, refreshing the session first.\"\"\"\n    SessionStore().refresh_token(cart.user)\n    return retry_payment(charge)\n",
+    );
+    r.commit_as(
+        "Ada Lovelace",
+        "ada@example.com",
+        "2024-01-02T10:00:00",
+        "initial",
+    );
+    r.write(
+        "src/shop/session.py",
+        std::fs::read_to_string(r.path().join("src/shop/session.py"))
+            .unwrap()
+            .replace("secrets.token_hex(16)", "secrets.token_hex(32)"),
+    );
+    r.commit_as(
+        "Grace Hopper",
+        "grace@example.com",
+        "2024-02-02T10:00:00",
+        "longer tokens",
+    );
+    let src = r.path().to_str().unwrap();
+    let embedded = Ken::new();
+    let in_pg = Ken::new();
+    json_embedding(&embedded, &["index", src, "--name", "shop"], None);
+    let rep = json_embedding(&in_pg, &["index", src, "--name", "shop"], Some(&url));
+    assert!(rep["embed"].is_object(), "{rep}");
+
+    for args in [
+        vec![
+            "search",
+            "how do we pay again after a failure",
+            "--mode",
+            "semantic",
+        ],
+        vec!["search", "keep a user's session alive", "--mode", "hybrid"],
+        vec!["callers", "retry_payment"],
+        vec!["impact", "SessionStore"],
+        vec!["who", "src/shop/session.py"],
+        vec!["log-search", "longer tokens"],
+    ] {
+        let e = json_embedding(&embedded, &args, None);
+        let p = json_embedding(&in_pg, &args, Some(&url));
+        let key = if e.get("results").is_some() {
+            "results"
+        } else {
+            "people"
+        };
+        let strip = |v: &Value| -> Vec<Value> {
+            v[key]
+                .as_array()
+                .unwrap_or(&Vec::new())
+                .iter()
+                .take(3)
+                .map(|x| {
+                    let mut x = x.clone();
+                    // scores differ in the last digits (BM25 in SQL vs tantivy)
+                    if let Some(o) = x.as_object_mut() {
+                        o.remove("score");
+                        o.remove("signals");
+                    }
+                    x
+                })
+                .collect()
+        };
+        assert!(!strip(&e).is_empty(), "{args:?}: {e}");
+        assert_eq!(strip(&e), strip(&p), "{args:?}");
+    }
+}
+
+/// A repository big enough that indexing takes a while.
+fn big_repo(files: usize) -> Repo {
+    let r = Repo::new();
+    for i in 0..files {
+        let mut body = String::new();
+        for j in 0..30 {
+            body.push_str(&format!(
+                "def handler_{i}_{j}(request, retries={j}):\n    \"\"\"Handle request {i}/{j}.\"\"\"\n    return request * {i} + retries\n\n\n"
+            ));
+        }
+        r.write(&format!("pkg/mod_{}/file_{i}.py", i % 40), body);
+    }
+    r.commit("many files");
+    r
+}
+
+#[test]
+fn a_killed_writer_leaves_the_lease_and_a_consistent_index() {
+    let db = Db::new();
+    let url = db.url();
+    let r = big_repo(800);
+    let p = r.path().to_str().unwrap().to_string();
+    let reference = Ken::new();
+    let full = reference.index(&[&p, "--rev", "HEAD", "--name", "big"]);
+
+    let ken = Ken::new();
+    let index_cmd = |ken: &Ken| {
+        let mut c = ken.cmd();
+        c.args([
+            "index",
+            "--quiet",
+            &p,
+            "--rev",
+            "HEAD",
+            "--name",
+            "big",
+            "--threads",
+            "1",
+        ])
+        .args(["--store", &url]);
+        c
+    };
+    let started = std::time::Instant::now();
+    let mut child = index_cmd(&ken).spawn().unwrap();
+    // wait until the first batch is in, then try a second writer
+    let mut refused = false;
+    while started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        let out = index_cmd(&ken).output().unwrap();
+        if !out.status.success() {
+            assert_eq!(out.status.code(), Some(3), "busy: {}", stderr(&out));
+            assert!(stderr(&out).contains("another"), "{}", stderr(&out));
+            refused = true;
+            break;
+        }
+    }
+    assert!(
+        refused,
+        "a second writer was never refused while the first ran"
+    );
+    child.kill().unwrap(); // SIGKILL: its session, and with it the lease, goes
+    child.wait().unwrap();
+    // whatever was committed is searchable
+    let out = ken.run(&["search", "--json", "handler_3_7", "--store", &url]);
+    assert!(out.status.success(), "search after kill: {}", stderr(&out));
+    // the next writer gets the lease and completes the work, with no stale rows
+    let rep = ken.index(&[&p, "--rev", "HEAD", "--name", "big", "--store", &url]);
+    assert_eq!(rep["files"], full["files"], "{rep}");
+    let done = ken.json(&["status", "--json", "--store", &url]);
+    let reference_status = reference.json(&["status", "--json"]);
+    assert_eq!(
+        done["repos"][0]["stats"],
+        reference_status["repos"][0]["stats"]
+    );
+}
