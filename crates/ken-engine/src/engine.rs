@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use ken_embed::Embedder;
 use ken_llm::{ChatClient, ChatModel};
-use ken_store::{HomeStore, StoreProvider, SymbolTier};
+use ken_store::{Home, HomeStore, StoreProvider, SymbolTier};
 use serde::Serialize;
 
 use crate::ask::{AskObserver, AskRequest, AskResponse};
@@ -143,7 +143,7 @@ pub struct Engine {
     repos: Mutex<HashMap<String, Arc<OpenRepo>>>,
     embedder: OnceLock<Result<Option<Arc<dyn Embedder>>>>,
     chat: OnceLock<Result<Option<Arc<ChatClient>>>>,
-    home: OnceLock<Result<Arc<HomeStore>>>,
+    home: OnceLock<Result<Arc<dyn Home>>>,
     /// Wakes the job runner when a job is queued.
     pub(crate) wake: (Mutex<u64>, Condvar),
 }
@@ -211,12 +211,14 @@ impl Engine {
     }
 
     /// The home's token and job store, opened once.
-    pub fn home_store(&self) -> Result<Arc<HomeStore>> {
+    pub fn home_store(&self) -> Result<Arc<dyn Home>> {
         self.home
-            .get_or_init(|| {
-                HomeStore::open(&self.settings.home)
-                    .map(Arc::new)
-                    .map_err(EngineError::from)
+            .get_or_init(|| match &self.settings.store {
+                // a database is shared by every server and worker on it
+                Some(url) => crate::home::database_home(url),
+                None => HomeStore::open(&self.settings.home)
+                    .map(|h| Arc::new(h) as Arc<dyn Home>)
+                    .map_err(EngineError::from),
             })
             .clone()
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use ken_store::dir_name;
-use ken_store::{EmbeddedProvider, PgProvider, StoreProvider};
+use ken_store::{EmbeddedProvider, Home, PgProvider, StoreProvider};
 
 pub fn clone_dir(home: &Path, name: &str) -> PathBuf {
     home.join("clones").join(dir_name(name))
@@ -19,6 +19,15 @@ pub fn provider(home: &Path) -> Arc<dyn StoreProvider> {
 
 /// The provider of a PostgreSQL database, connected once per process and URL.
 pub fn database(url: &str) -> crate::Result<Arc<dyn StoreProvider>> {
+    Ok(connect(url)?)
+}
+
+/// Tokens, jobs and deliveries of a PostgreSQL database.
+pub fn database_home(url: &str) -> crate::Result<Arc<dyn Home>> {
+    Ok(Arc::new(connect(url)?.home()))
+}
+
+fn connect(url: &str) -> crate::Result<Arc<PgProvider>> {
     static OPEN: Mutex<Vec<(String, Arc<PgProvider>)>> = Mutex::new(Vec::new());
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, p)) = open.iter().find(|(u, _)| u == url) {

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use ken_store::{HomeStore, JobRecord, JobState, NewJob};
+use ken_store::{Home, JobRecord, JobState, NewJob};
 use serde::Serialize;
 
 use crate::engine::Access;
@@ -19,8 +19,7 @@ use crate::semantic::EmbedProgress;
 use crate::tokens::{Principal, Scope, random_hex};
 use crate::{Engine, EngineError, ErrorKind, Result};
 
-/// A running job's runner is presumed dead after this long without a heartbeat.
-const STALE_SECS: i64 = 60;
+/// How often a running job beats, at most (a third of `job_stale_secs` when that is shorter).
 const HEARTBEAT: Duration = Duration::from_secs(5);
 /// A job that found its index busy this many times fails.
 const MAX_ATTEMPTS: u32 = 20;
@@ -178,9 +177,9 @@ impl Engine {
     pub fn run_jobs(&self, stop: &AtomicBool) -> Result<()> {
         let home = self.home_store()?;
         while !stop.load(Ordering::Relaxed) {
-            home.requeue_stale(crate::who::now() - STALE_SECS)?;
+            home.requeue_stale(crate::who::now() - self.settings().job_stale_secs)?;
             match home.claim(crate::who::now())? {
-                Some(job) => self.execute(&home, job, stop)?,
+                Some(job) => self.execute(&*home, job, stop)?,
                 None => self.wait_for_jobs(Duration::from_millis(500)),
             }
         }
@@ -193,7 +192,7 @@ impl Engine {
         let stop = AtomicBool::new(false);
         let mut n = 0;
         while let Some(job) = home.claim(crate::who::now())? {
-            self.execute(&home, job, &stop)?;
+            self.execute(&*home, job, &stop)?;
             n += 1;
         }
         Ok(n)
@@ -331,15 +330,18 @@ impl Engine {
     }
 
     /// Run one claimed job to its end (or back to the queue on a stop).
-    fn execute(&self, home: &HomeStore, job: JobRecord, stop: &AtomicBool) -> Result<()> {
+    fn execute(&self, home: &dyn Home, job: JobRecord, stop: &AtomicBool) -> Result<()> {
         let done = AtomicBool::new(false);
         let progress = JobProgress::new(home, &job.id, stop);
+        let beat = HEARTBEAT.min(Duration::from_millis(
+            (self.settings().job_stale_secs.max(1) as u64) * 1000 / 3,
+        ));
         let outcome = std::thread::scope(|scope| {
             scope.spawn(|| {
                 let mut last = Instant::now();
                 while !done.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(100));
-                    if last.elapsed() >= HEARTBEAT {
+                    if last.elapsed() >= beat {
                         progress.write(true);
                         last = Instant::now();
                     }
@@ -399,7 +401,7 @@ impl Engine {
 
 /// Progress of a running job, written to the store at most twice a second.
 struct JobProgress<'a> {
-    home: &'a HomeStore,
+    home: &'a dyn Home,
     id: &'a str,
     stop: &'a AtomicBool,
     state: Mutex<ProgressState>,
@@ -413,7 +415,7 @@ struct ProgressState {
 }
 
 impl<'a> JobProgress<'a> {
-    fn new(home: &'a HomeStore, id: &'a str, stop: &'a AtomicBool) -> JobProgress<'a> {
+    fn new(home: &'a dyn Home, id: &'a str, stop: &'a AtomicBool) -> JobProgress<'a> {
         JobProgress {
             home,
             id,

@@ -189,6 +189,38 @@ impl<'a> Authorship<'a> {
         Ok(self.commits.get(sha).cloned())
     }
 
+    /// Read at once what [`Authorship::range`] will need for these
+    /// (path, start, end) ranges: their files' blame and their commits.
+    pub fn prefetch(&mut self, ranges: &[(String, u32, u32)]) -> Result<()> {
+        let mut paths: Vec<String> = ranges
+            .iter()
+            .map(|r| r.0.clone())
+            .filter(|p| !self.blame.contains_key(p))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        if !paths.is_empty() {
+            self.blame.extend(self.store.blame_of_paths(&paths)?);
+        }
+        let mut shas: Vec<String> = Vec::new();
+        for (path, start, end) in ranges {
+            for b in self.blame.get(path).into_iter().flatten() {
+                if b.end_line >= *start
+                    && b.start_line <= *end
+                    && !self.commits.contains_key(&b.sha)
+                {
+                    shas.push(b.sha.clone());
+                }
+            }
+        }
+        shas.sort();
+        shas.dedup();
+        if !shas.is_empty() {
+            self.commits.extend(self.store.commits(&shas, false)?);
+        }
+        Ok(())
+    }
+
     /// Authors of `path` lines `start..=end` at the indexed commit.
     pub fn range(&mut self, path: &str, start: u32, end: u32) -> Result<RangeAuthors> {
         if !self.blame.contains_key(path) {

@@ -587,6 +587,14 @@ pub fn search_store(
     let mut authorship = env
         .identities
         .map(|ids| people::Authorship::new(store, ids));
+    if let Some(a) = authorship.as_mut() {
+        let ranges: Vec<(String, u32, u32)> = kept
+            .iter()
+            .filter_map(|(id, _)| whole.get(id))
+            .map(|c| (c.path.clone(), c.start_line, c.end_line))
+            .collect();
+        a.prefetch(&ranges)?;
+    }
     let mut hits = Vec::with_capacity(kept.len());
     for (id, c) in kept {
         let Some(chunk) = whole.get(&id) else {

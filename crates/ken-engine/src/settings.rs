@@ -38,6 +38,9 @@ pub struct Settings {
     pub allow_private_urls: bool,
     /// Query vectors an engine remembers (0: none).
     pub query_cache: usize,
+    /// A running job whose runner has not beaten for this many seconds is
+    /// taken to be dead and goes back to the queue.
+    pub job_stale_secs: i64,
     /// Branches whose pushes are indexed, per repository name.
     pub repo_branches: BTreeMap<String, Vec<String>>,
     /// Branches whose pushes are indexed for repositories not in
@@ -74,6 +77,7 @@ impl Settings {
             context_tokens: 6000,
             allow_private_urls: false,
             query_cache: 4096,
+            job_stale_secs: 60,
             repo_branches: BTreeMap::new(),
             webhook_branches: Vec::new(),
         }

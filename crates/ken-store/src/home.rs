@@ -87,7 +87,7 @@ impl JobState {
         }
     }
 
-    fn parse(s: &str) -> JobState {
+    pub(crate) fn parse(s: &str) -> JobState {
         match s {
             "running" => JobState::Running,
             "done" => JobState::Done,
@@ -177,6 +177,56 @@ fn token_row(r: &Row) -> rusqlite::Result<TokenRecord> {
 
 const TOKEN_COLUMNS: &str = "id, hash, scope, repos, label, created_at, revoked_at, last_used_at";
 
+/// What a home (or a database shared by several servers) holds beside the
+/// indexes: API tokens, the job queue, webhook deliveries.
+/// [`HomeStore`] keeps them in SQLite under a home; `PgHome` in PostgreSQL.
+pub trait Home: Send + Sync {
+    fn add_token(&self, t: &TokenRecord) -> Result<()>;
+    /// The token with this hash, revoked or not.
+    fn token_by_hash(&self, hash: &str) -> Result<Option<TokenRecord>>;
+    fn tokens(&self) -> Result<Vec<TokenRecord>>;
+    /// Revoke a token; false when there is no such (unrevoked) token.
+    fn revoke_token(&self, id: &str, at: i64) -> Result<bool>;
+    /// Tokens not revoked.
+    fn active_tokens(&self) -> Result<u64>;
+    /// Note a token's use (at most once a minute per token).
+    fn touch_token(&self, id: &str, at: i64) -> Result<()>;
+    /// Queue a job, unless one with the same dedupe key is queued or
+    /// running: then that one is returned. The bool says whether it is new.
+    fn enqueue(&self, job: &NewJob, now: i64) -> Result<(JobRecord, bool)>;
+    /// The newest job with a dedupe key, in any state.
+    fn last_job_with_key(&self, key: &str) -> Result<Option<JobRecord>>;
+    fn job(&self, id: &str) -> Result<Option<JobRecord>>;
+    /// The newest jobs, newest first.
+    fn jobs(&self, limit: usize) -> Result<Vec<JobRecord>>;
+    /// Take the oldest queued job whose repository has no running job, and
+    /// mark it running; concurrent claimers never take the same job.
+    fn claim(&self, now: i64) -> Result<Option<JobRecord>>;
+    /// Record a running job's progress (also its heartbeat).
+    fn set_progress(&self, id: &str, progress: &str, now: i64) -> Result<()>;
+    /// End a job: done with a result, or failed with an error.
+    fn finish(
+        &self,
+        id: &str,
+        state: JobState,
+        result: Option<&str>,
+        error: Option<&str>,
+        now: i64,
+    ) -> Result<()>;
+    /// Put a running job back in the queue (its runner stopped).
+    fn requeue(&self, id: &str) -> Result<()>;
+    /// Put back in the queue the running jobs whose runner has not been
+    /// heard of since `before` (it died); returns how many.
+    fn requeue_stale(&self, before: i64) -> Result<usize>;
+    /// Record a delivery id; returns the job of an earlier delivery with
+    /// the same id (`Some(None)` when it queued nothing), or None if new.
+    fn seen_delivery(&self, id: &str, now: i64) -> Result<Option<Option<String>>>;
+    /// Link a delivery to the job it queued.
+    fn set_delivery_job(&self, id: &str, job: &str) -> Result<()>;
+    /// A number that changes when anything is written.
+    fn data_version(&self) -> Result<u64>;
+}
+
 pub struct HomeStore {
     conns: Pool,
 }
@@ -195,10 +245,12 @@ impl HomeStore {
             conns: Pool::with_first(&path, conn),
         })
     }
+}
 
+impl Home for HomeStore {
     // --- tokens ---
 
-    pub fn add_token(&self, t: &TokenRecord) -> Result<()> {
+    fn add_token(&self, t: &TokenRecord) -> Result<()> {
         let repos =
             serde_json::to_string(&t.repos).map_err(|e| StoreError::Other(e.to_string()))?;
         self.conns.get()?.execute(
@@ -209,7 +261,7 @@ impl HomeStore {
     }
 
     /// The token with this hash, revoked or not.
-    pub fn token_by_hash(&self, hash: &str) -> Result<Option<TokenRecord>> {
+    fn token_by_hash(&self, hash: &str) -> Result<Option<TokenRecord>> {
         Ok(self
             .conns
             .get()?
@@ -221,7 +273,7 @@ impl HomeStore {
             .optional()?)
     }
 
-    pub fn tokens(&self) -> Result<Vec<TokenRecord>> {
+    fn tokens(&self) -> Result<Vec<TokenRecord>> {
         let conn = self.conns.get()?;
         let mut stmt = conn.prepare(&format!(
             "SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id"
@@ -231,7 +283,7 @@ impl HomeStore {
     }
 
     /// Revoke a token; false when there is no such (unrevoked) token.
-    pub fn revoke_token(&self, id: &str, at: i64) -> Result<bool> {
+    fn revoke_token(&self, id: &str, at: i64) -> Result<bool> {
         let n = self.conns.get()?.execute(
             "UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
             params![id, at],
@@ -240,7 +292,7 @@ impl HomeStore {
     }
 
     /// Tokens not revoked.
-    pub fn active_tokens(&self) -> Result<u64> {
+    fn active_tokens(&self) -> Result<u64> {
         let n: i64 = self.conns.get()?.query_row(
             "SELECT COUNT(*) FROM tokens WHERE revoked_at IS NULL",
             [],
@@ -250,7 +302,7 @@ impl HomeStore {
     }
 
     /// Note a token's use (at most once a minute per token, to spare writes).
-    pub fn touch_token(&self, id: &str, at: i64) -> Result<()> {
+    fn touch_token(&self, id: &str, at: i64) -> Result<()> {
         self.conns.get()?.execute(
             "UPDATE tokens SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2 - 60)",
             params![id, at],
@@ -262,7 +314,7 @@ impl HomeStore {
 
     /// Queue a job, unless one with the same dedupe key is queued or
     /// running: then that one is returned. The bool says whether it is new.
-    pub fn enqueue(&self, job: &NewJob, now: i64) -> Result<(JobRecord, bool)> {
+    fn enqueue(&self, job: &NewJob, now: i64) -> Result<(JobRecord, bool)> {
         let mut conn = self.conns.get()?;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         if let Some(key) = &job.dedupe {
@@ -297,7 +349,7 @@ impl HomeStore {
     }
 
     /// The newest job with a dedupe key, in any state.
-    pub fn last_job_with_key(&self, key: &str) -> Result<Option<JobRecord>> {
+    fn last_job_with_key(&self, key: &str) -> Result<Option<JobRecord>> {
         Ok(self
             .conns
             .get()?
@@ -311,7 +363,7 @@ impl HomeStore {
             .optional()?)
     }
 
-    pub fn job(&self, id: &str) -> Result<Option<JobRecord>> {
+    fn job(&self, id: &str) -> Result<Option<JobRecord>> {
         Ok(self
             .conns
             .get()?
@@ -324,7 +376,7 @@ impl HomeStore {
     }
 
     /// The newest jobs, newest first.
-    pub fn jobs(&self, limit: usize) -> Result<Vec<JobRecord>> {
+    fn jobs(&self, limit: usize) -> Result<Vec<JobRecord>> {
         let conn = self.conns.get()?;
         let mut stmt = conn.prepare(&format!(
             "SELECT {JOB_COLUMNS} FROM jobs ORDER BY seq DESC LIMIT ?1"
@@ -335,7 +387,7 @@ impl HomeStore {
 
     /// Take the oldest queued job whose repository has no running job, and
     /// mark it running.
-    pub fn claim(&self, now: i64) -> Result<Option<JobRecord>> {
+    fn claim(&self, now: i64) -> Result<Option<JobRecord>> {
         let mut conn = self.conns.get()?;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let id: Option<String> = tx
@@ -366,7 +418,7 @@ impl HomeStore {
     }
 
     /// Record a running job's progress (also its heartbeat).
-    pub fn set_progress(&self, id: &str, progress: &str, now: i64) -> Result<()> {
+    fn set_progress(&self, id: &str, progress: &str, now: i64) -> Result<()> {
         self.conns.get()?.execute(
             "UPDATE jobs SET progress = ?2, heartbeat_at = ?3 WHERE id = ?1 AND state = 'running'",
             params![id, progress, now],
@@ -375,7 +427,7 @@ impl HomeStore {
     }
 
     /// End a job: done with a result, or failed with an error.
-    pub fn finish(
+    fn finish(
         &self,
         id: &str,
         state: JobState,
@@ -391,7 +443,7 @@ impl HomeStore {
     }
 
     /// Put a running job back in the queue (its runner stopped).
-    pub fn requeue(&self, id: &str) -> Result<()> {
+    fn requeue(&self, id: &str) -> Result<()> {
         self.conns.get()?.execute(
             "UPDATE jobs SET state = 'queued' WHERE id = ?1 AND state = 'running'",
             [id],
@@ -401,7 +453,7 @@ impl HomeStore {
 
     /// Put back in the queue the running jobs whose runner has not been
     /// heard of since `before` (it died); returns how many.
-    pub fn requeue_stale(&self, before: i64) -> Result<usize> {
+    fn requeue_stale(&self, before: i64) -> Result<usize> {
         Ok(self.conns.get()?.execute(
             "UPDATE jobs SET state = 'queued' WHERE state = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < ?1)",
             [before],
@@ -412,7 +464,7 @@ impl HomeStore {
 
     /// Record a delivery id; returns the job of an earlier delivery with
     /// the same id (`Some(None)` when it queued nothing), or None if new.
-    pub fn seen_delivery(&self, id: &str, now: i64) -> Result<Option<Option<String>>> {
+    fn seen_delivery(&self, id: &str, now: i64) -> Result<Option<Option<String>>> {
         let conn = self.conns.get()?;
         let job: Option<Option<String>> = conn
             .query_row("SELECT job FROM deliveries WHERE id = ?1", [id], |r| {
@@ -429,7 +481,7 @@ impl HomeStore {
     }
 
     /// Link a delivery to the job it queued.
-    pub fn set_delivery_job(&self, id: &str, job: &str) -> Result<()> {
+    fn set_delivery_job(&self, id: &str, job: &str) -> Result<()> {
         self.conns.get()?.execute(
             "UPDATE deliveries SET job = ?2 WHERE id = ?1",
             params![id, job],
@@ -438,89 +490,10 @@ impl HomeStore {
     }
 
     /// The data version of the database (see `EmbeddedStore::data_version`).
-    pub fn data_version(&self) -> Result<u64> {
+    fn data_version(&self) -> Result<u64> {
         self.conns.data_version()
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn job(id: &str, repo: &str, dedupe: Option<&str>) -> NewJob {
-        NewJob {
-            id: id.into(),
-            kind: "index".into(),
-            repo: repo.into(),
-            dedupe: dedupe.map(String::from),
-            origin: "api".into(),
-            ..NewJob::default()
-        }
-    }
-
-    #[test]
-    fn jobs_queue_dedupe_claim_and_requeue() {
-        let dir = tempfile::tempdir().unwrap();
-        let h = HomeStore::open(dir.path()).unwrap();
-        let (a, new) = h.enqueue(&job("a", "flask", Some("flask@1")), 10).unwrap();
-        assert!(new);
-        assert_eq!(a.state, JobState::Queued);
-        let (again, new) = h.enqueue(&job("b", "flask", Some("flask@1")), 11).unwrap();
-        assert!(!new, "same key, no second job");
-        assert_eq!(again.id, "a");
-        h.enqueue(&job("c", "flask", None), 12).unwrap();
-        h.enqueue(&job("d", "cobra", None), 13).unwrap();
-
-        let first = h.claim(20).unwrap().unwrap();
-        assert_eq!(first.id, "a");
-        assert_eq!(first.attempts, 1);
-        // flask is busy: the next claim skips its queued job
-        let second = h.claim(21).unwrap().unwrap();
-        assert_eq!(second.id, "d");
-        assert!(h.claim(22).unwrap().is_none());
-
-        h.set_progress("a", "{\"files\":3}", 30).unwrap();
-        assert_eq!(h.requeue_stale(25).unwrap(), 1, "d's heartbeat is older");
-        h.finish("a", JobState::Failed, None, Some("boom"), 31)
-            .unwrap();
-        let a = h.job("a").unwrap().unwrap();
-        assert_eq!(
-            (a.state, a.error.as_deref()),
-            (JobState::Failed, Some("boom"))
-        );
-        // a finished job with the key does not block a new one
-        let (e, new) = h.enqueue(&job("e", "flask", Some("flask@1")), 40).unwrap();
-        assert!(new);
-        assert_eq!(e.id, "e");
-        assert_eq!(h.last_job_with_key("flask@1").unwrap().unwrap().id, "e");
-        assert_eq!(h.jobs(10).unwrap().first().unwrap().id, "e");
-    }
-
-    #[test]
-    fn tokens_and_deliveries() {
-        let dir = tempfile::tempdir().unwrap();
-        let h = HomeStore::open(dir.path()).unwrap();
-        let t = TokenRecord {
-            id: "t1".into(),
-            hash: "abc".into(),
-            scope: "read".into(),
-            repos: vec!["flask".into()],
-            label: None,
-            created_at: 1,
-            revoked_at: None,
-            last_used_at: None,
-        };
-        h.add_token(&t).unwrap();
-        assert_eq!(h.token_by_hash("abc").unwrap(), Some(t.clone()));
-        assert_eq!(h.active_tokens().unwrap(), 1);
-        assert!(h.revoke_token("t1", 5).unwrap());
-        assert!(!h.revoke_token("t1", 6).unwrap());
-        assert_eq!(h.active_tokens().unwrap(), 0);
-        assert_eq!(h.token_by_hash("abc").unwrap().unwrap().revoked_at, Some(5));
-
-        assert_eq!(h.seen_delivery("d1", 1).unwrap(), None);
-        assert_eq!(h.seen_delivery("d1", 2).unwrap(), Some(None));
-        h.set_delivery_job("d1", "j1").unwrap();
-        assert_eq!(h.seen_delivery("d1", 3).unwrap(), Some(Some("j1".into())));
-    }
-}
+// The queue, tokens and deliveries are tested by the conformance suite
+// (tests/conformance: `home_queue_tokens_deliveries`), on SQLite and PostgreSQL.

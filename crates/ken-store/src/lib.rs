@@ -24,8 +24,8 @@ mod types;
 
 pub use embedded::{EmbeddedProvider, EmbeddedStore, dir_name, tokenizer};
 pub use error::StoreError;
-pub use home::{HomeStore, JobRecord, JobState, NewJob, TokenRecord};
-pub use postgres::{PgProvider, PgStore};
+pub use home::{Home, HomeStore, JobRecord, JobState, NewJob, TokenRecord};
+pub use postgres::{PgHome, PgProvider, PgStore};
 pub use provider::{DynStore, StoreProvider};
 pub use types::*;
 
@@ -126,6 +126,17 @@ pub trait Store {
     fn put_blame(&mut self, items: &[FileBlameRecord]) -> Result<()>;
     /// A file's blame, in line order.
     fn blame_of(&self, path: &str) -> Result<Vec<BlameLines>>;
+    /// The blame of several files at once (files without blame map to an
+    /// empty list); a store with round trips answers it in one.
+    fn blame_of_paths(
+        &self,
+        paths: &[String],
+    ) -> Result<std::collections::HashMap<String, Vec<BlameLines>>> {
+        paths
+            .iter()
+            .map(|p| Ok((p.clone(), self.blame_of(p)?)))
+            .collect()
+    }
     /// Paths with lines last changed by one of `shas`.
     fn paths_blamed_on(&self, shas: &[String]) -> Result<std::collections::HashSet<String>>;
 

@@ -28,3 +28,10 @@ conformance!(
     history_and_blame,
     vector_cache,
 );
+
+#[test]
+fn home_queue_tokens_deliveries() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = ken_store::HomeStore::open(dir.path()).unwrap();
+    conformance::home_queue_tokens_deliveries(&h);
+}

@@ -101,6 +101,13 @@ conformance!(
 );
 
 #[test]
+fn home_queue_tokens_deliveries() {
+    let db = Db::new();
+    let p = PgProvider::connect(&db.url()).unwrap();
+    conformance::home_queue_tokens_deliveries(&p.home());
+}
+
+#[test]
 fn migrations_are_applied_once_and_a_newer_schema_is_refused() {
     let db = Db::new();
     let p = PgProvider::connect(&db.url()).unwrap();

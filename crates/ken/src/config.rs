@@ -20,6 +20,9 @@ pub struct FileConfig {
     pub threads: Option<usize>,
     /// Where indexes live: `postgres://…` for PostgreSQL (default: under the home).
     pub store: Option<String>,
+    /// A running index job whose runner has not beaten for this many
+    /// seconds goes back to the queue (default 60).
+    pub job_stale_secs: Option<i64>,
     /// Chunking: files up to this many characters are one chunk.
     pub whole_file_chars: Option<usize>,
     /// `local`, `static`, `http` or `off`.
@@ -135,6 +138,7 @@ pub struct Env {
     pub llm_api_key: Option<String>,
     pub allow_private_urls: Option<bool>,
     pub webhook_secret: Option<String>,
+    pub job_stale_secs: Option<i64>,
 }
 
 impl Env {
@@ -155,6 +159,7 @@ impl Env {
             allow_private_urls: var("KEN_ALLOW_PRIVATE_URLS")
                 .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes")),
             webhook_secret: var("KEN_WEBHOOK_SECRET"),
+            job_stale_secs: var("KEN_JOB_STALE_SECS").and_then(|v| v.parse().ok()),
         }
     }
 }
@@ -309,6 +314,9 @@ pub fn settings(
     }
     s.git_token = env.git_token.clone();
     s.store = file.store.clone();
+    if let Some(v) = env.job_stale_secs.or(file.job_stale_secs) {
+        s.job_stale_secs = v.max(1);
+    }
     s.embedder = embedder(&s.home, choice, &file, env)?;
     match file.embed_text.as_deref() {
         None | Some("meta") => {}

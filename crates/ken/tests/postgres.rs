@@ -9,6 +9,16 @@ use common::server::{Server, token};
 use common::*;
 use serde_json::Value;
 
+/// A token in the database's home.
+fn pg_token(ken: &Ken, url: &str, scope: &str) -> String {
+    ken.json(&[
+        "--json", "token", "create", "--scope", scope, "--repo", "*", "--store", url,
+    ])["token"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn top_paths(v: &Value, n: usize) -> Vec<String> {
     paths(v).into_iter().take(n).collect()
 }
@@ -72,12 +82,16 @@ fn a_repository_in_postgres_answers_as_in_the_embedded_store() {
     assert_eq!(again["processed"], 0, "{again}");
     assert_eq!(again["files"], rep_p["files"], "{again}");
 
-    // a server on the database answers, and sees a commit another process indexes
-    let t = token(&in_pg, &["*"], "read");
+    // a server on the database answers, and sees a commit another process
+    // indexes; tokens live in the database too
+    let t = pg_token(&in_pg, &url, "read");
+    let home_token = token(&in_pg, &["*"], "read");
     let s = Server::start_with(&in_pg, &["--store", &url], &[]);
     let (st, v) = s.get("/api/v1/search?q=refresh_token", Some(&t));
     assert_eq!(st, 200, "{v}");
     assert_eq!(paths(&v)[0], "src/shop/session.py");
+    let (st, _) = s.get("/api/v1/search?q=refresh_token", Some(&home_token));
+    assert_eq!(st, 401, "a token of the home is not one of the database");
     r.write(
         "src/shop/refunds.py",
         "def refund_payment(payment):\n    \"\"\"Give the money back.\"\"\"\n    return -payment.amount\n",
@@ -272,4 +286,94 @@ fn a_killed_writer_leaves_the_lease_and_a_consistent_index() {
         done["repos"][0]["stats"],
         reference_status["repos"][0]["stats"]
     );
+}
+
+/// A worker killed with SIGKILL mid-job leaves the job to another worker,
+/// which finishes it: one done job, the index complete, nothing twice.
+#[test]
+fn a_job_of_a_killed_worker_is_finished_by_another() {
+    let db = Db::new();
+    let url = db.url();
+    // a small first commit indexed from the command line (the source is
+    // recorded), then a big commit for a job
+    let r = Repo::new();
+    r.write("README.md", "# big\n");
+    let first = r.commit("start");
+    let big = big_repo_in(r, 700);
+    let p = big.path().to_str().unwrap().to_string();
+    let ken = Ken::new();
+    ken.index(&[&p, "--rev", &first, "--name", "big", "--store", &url]);
+    let reference = Ken::new();
+    reference.index(&[&p, "--rev", "HEAD", "--name", "big"]);
+
+    let t = pg_token(&ken, &url, "index");
+    // a server that only queues (and shares the database's tokens and jobs)
+    let s = Server::start_with(&ken, &["--store", &url, "--no-jobs"], &[]);
+    let (st, v) = s.post(
+        "/api/v1/repos/big/index",
+        Some(&t),
+        &serde_json::json!({"rev": "HEAD"}),
+    );
+    assert_eq!(st, 202, "{v}");
+    let job = v["job"].as_str().unwrap().to_string();
+
+    let worker = |ken: &Ken| {
+        let mut c = ken.cmd();
+        c.args(["worker", "--quiet", "--store", &url])
+            .env("KEN_JOB_STALE_SECS", "2");
+        c.spawn().unwrap()
+    };
+    let state = |s: &Server| -> Value { s.get(&format!("/api/v1/jobs/{job}"), Some(&t)).1 };
+    let mut a = worker(&ken);
+    let started = std::time::Instant::now();
+    loop {
+        let v = state(&s);
+        // killed once it has written something
+        if v["state"] == "running" && v["progress"].is_object() {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "worker A never ran the job: {v}"
+        );
+        assert_ne!(
+            v["state"], "done",
+            "the job finished before the kill: make the fixture bigger"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    a.kill().unwrap(); // SIGKILL
+    a.wait().unwrap();
+    assert_eq!(state(&s)["state"], "running", "nobody knows A is dead yet");
+
+    let mut b = worker(&ken);
+    let v = s.wait_job(&job, &t, std::time::Duration::from_secs(180));
+    b.kill().unwrap();
+    b.wait().unwrap();
+    assert_eq!(v["state"], "done", "{v}");
+    assert_eq!(
+        v["attempts"], 2,
+        "taken again after A's heartbeat stopped: {v}"
+    );
+
+    // the index is complete and holds nothing twice
+    let done = ken.json(&["status", "--json", "--store", &url]);
+    let want = reference.json(&["status", "--json"]);
+    assert_eq!(done["repos"][0]["stats"], want["repos"][0]["stats"]);
+    assert_eq!(done["repos"][0]["commit"], want["repos"][0]["commit"]);
+}
+
+/// Add `files` big Python files to `r` and commit them.
+fn big_repo_in(r: Repo, files: usize) -> Repo {
+    for i in 0..files {
+        let mut body = String::new();
+        for j in 0..30 {
+            body.push_str(&format!(
+                "def handler_{i}_{j}(request, retries={j}):\n    \"\"\"Handle request {i}/{j}.\"\"\"\n    return request * {i} + retries\n\n\n"
+            ));
+        }
+        r.write(&format!("pkg/mod_{}/file_{i}.py", i % 40), body);
+    }
+    r.commit("many files");
+    r
 }

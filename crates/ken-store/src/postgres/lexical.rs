@@ -85,6 +85,23 @@ fn weights(w: FieldWeights) -> (Vec<i16>, Vec<f32>) {
 
 /// The best documents for `q`: (doc, score). For chunks `doc` is the chunk
 /// id; for files, the row of `lex_files` (the caller maps it to a path).
+/// Recount the repository's per-field statistics (after a batch).
+pub(crate) async fn refresh_stats(tx: &mut Transaction<'_, Postgres>, repo: i64) -> Result<()> {
+    sqlx::query("DELETE FROM lex_stats WHERE repo = $1")
+        .bind(repo)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO lex_stats(repo, files, field, n, total)
+         SELECT repo, files, field, count(*), sum(len) FROM lex_lens WHERE repo = $1
+         GROUP BY repo, files, field",
+    )
+    .bind(repo)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 pub(crate) async fn search(
     pool: &sqlx::PgPool,
     repo: i64,
@@ -110,8 +127,8 @@ pub(crate) async fn search(
     let sql = format!(
         "WITH q AS (SELECT DISTINCT unnest($3::text[]) AS term),
          w AS (SELECT * FROM unnest($4::smallint[], $5::real[]) AS w(field, weight) WHERE weight > 0),
-         n AS (SELECT field, count(*)::float8 AS n, greatest(avg(len), 1e-9)::float8 AS avglen
-               FROM lex_lens WHERE repo = $1 AND files = $2 GROUP BY field),
+         n AS (SELECT field, n::float8 AS n, greatest(total::float8 / greatest(n, 1), 1e-9) AS avglen
+               FROM lex_stats WHERE repo = $1 AND files = $2),
          df AS (SELECT t.field, t.term, count(*)::float8 AS df
                 FROM lex_terms t JOIN q ON q.term = t.term
                 WHERE t.repo = $1 AND t.files = $2 GROUP BY t.field, t.term)

@@ -16,6 +16,7 @@
 //! it and waited for on a channel, which works from any thread, including
 //! a blocking thread of another runtime.
 
+mod home;
 mod lexical;
 mod schema;
 mod store;
@@ -27,6 +28,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, PgPool, Row};
 
 use crate::{DynStore, Result, StoreError, StoreProvider};
+pub use home::PgHome;
 pub use store::PgStore;
 
 /// What every store of one database shares: the runtime and the pool.
@@ -113,6 +115,11 @@ impl PgProvider {
         let pool = pg.pool.clone();
         pg.run(async move { schema::migrate(&pool).await })?;
         Ok(PgProvider { pg: Arc::new(pg) })
+    }
+
+    /// Tokens, jobs and webhook deliveries in the same database.
+    pub fn home(&self) -> PgHome {
+        PgHome::new(self.pg.clone())
     }
 
     /// The schema version the database is at.

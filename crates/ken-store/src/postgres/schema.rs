@@ -7,7 +7,64 @@ use sqlx::{PgPool, Row};
 use crate::Result;
 
 /// Migrations by version; never edit one that has shipped, add the next.
-const MIGRATIONS: &[(i32, &str)] = &[(1, V1)];
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3)];
+
+/// BM25's per-field document counts and total lengths, kept at write time
+/// (a query no longer aggregates every document's lengths).
+const V3: &str = r#"
+CREATE TABLE lex_stats (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    files boolean NOT NULL,
+    field smallint NOT NULL,
+    n bigint NOT NULL,
+    total bigint NOT NULL,
+    PRIMARY KEY (repo, files, field)
+);
+INSERT INTO lex_stats
+    SELECT repo, files, field, count(*), sum(len) FROM lex_lens GROUP BY repo, files, field;
+"#;
+
+/// What a home holds beside the indexes, shared by every server and worker.
+const V2: &str = r#"
+CREATE TABLE tokens (
+    id text PRIMARY KEY,
+    hash text NOT NULL UNIQUE,
+    scope text NOT NULL,
+    repos text NOT NULL,
+    label text,
+    created_at bigint NOT NULL,
+    revoked_at bigint,
+    last_used_at bigint
+);
+CREATE TABLE jobs (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    kind text NOT NULL,
+    repo text NOT NULL,
+    source text,
+    rev text,
+    dedupe text,
+    origin text NOT NULL,
+    state text NOT NULL,
+    progress text,
+    result text,
+    error text,
+    attempts int NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL,
+    started_at bigint,
+    finished_at bigint,
+    heartbeat_at bigint
+);
+CREATE INDEX jobs_state ON jobs (state, seq);
+CREATE INDEX jobs_dedupe ON jobs (dedupe);
+CREATE TABLE deliveries (
+    id text PRIMARY KEY,
+    job text,
+    received_at bigint NOT NULL
+);
+CREATE TABLE home_version (one int PRIMARY KEY DEFAULT 1, version bigint NOT NULL DEFAULT 0);
+INSERT INTO home_version DEFAULT VALUES;
+"#;
 
 const V1: &str = r#"
 CREATE EXTENSION IF NOT EXISTS vector;

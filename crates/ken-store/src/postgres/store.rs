@@ -1045,6 +1045,30 @@ impl Store for PgStore {
         })
     }
 
+    fn blame_of_paths(&self, paths: &[String]) -> Result<HashMap<String, Vec<BlameLines>>> {
+        let paths = paths.to_vec();
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT path, start_line, end_line, sha FROM blame
+                 WHERE repo = $1 AND path = ANY($2) ORDER BY path, start_line",
+            )
+            .bind(repo)
+            .bind(&paths)
+            .fetch_all(&pool)
+            .await?;
+            let mut out: HashMap<String, Vec<BlameLines>> =
+                paths.iter().map(|p| (p.clone(), Vec::new())).collect();
+            for r in rows {
+                out.entry(r.get(0)).or_default().push(BlameLines {
+                    start_line: r.get::<i32, _>(1) as u32,
+                    end_line: r.get::<i32, _>(2) as u32,
+                    sha: r.get(3),
+                });
+            }
+            Ok(out)
+        })
+    }
+
     fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
         let shas = shas.to_vec();
         self.read(|pool, repo| async move {
@@ -1448,6 +1472,7 @@ async fn write_batch(pool: &PgPool, repo: i64, batch: Batch) -> Result<()> {
         file_postings.add(doc, [text, names, path, ""]);
     }
     file_postings.insert(&mut tx, repo, true).await?;
+    lexical::refresh_stats(&mut tx, repo).await?;
     bump(&mut tx, repo).await?;
     tx.commit().await?;
     Ok(())

@@ -459,3 +459,117 @@ pub fn vector_cache(p: &dyn StoreProvider) {
     assert_eq!(got.len(), 1);
     assert_eq!(got["h2"], vec![0.0f32, 0.0, 1.0]);
 }
+
+fn new_job(id: &str, repo: &str, dedupe: Option<&str>) -> ken_store::NewJob {
+    ken_store::NewJob {
+        id: id.into(),
+        kind: "index".into(),
+        repo: repo.into(),
+        dedupe: dedupe.map(String::from),
+        origin: "api".into(),
+        ..Default::default()
+    }
+}
+
+/// The job queue, tokens and deliveries: dedupe, one running job per
+/// repository, heartbeats and stale runners, claims that never collide.
+pub fn home_queue_tokens_deliveries(h: &(dyn ken_store::Home + Sync)) {
+    use ken_store::JobState;
+    let v0 = h.data_version().unwrap();
+    let (a, new) = h
+        .enqueue(&new_job("a", "flask", Some("flask@1")), 10)
+        .unwrap();
+    assert!(new);
+    assert_eq!(a.state, JobState::Queued);
+    assert_ne!(h.data_version().unwrap(), v0, "a write changes the version");
+    let (again, new) = h
+        .enqueue(&new_job("b", "flask", Some("flask@1")), 11)
+        .unwrap();
+    assert!(!new, "same key, no second job");
+    assert_eq!(again.id, "a");
+    h.enqueue(&new_job("c", "flask", None), 12).unwrap();
+    h.enqueue(&new_job("d", "cobra", None), 13).unwrap();
+
+    let first = h.claim(20).unwrap().unwrap();
+    assert_eq!((first.id.as_str(), first.attempts), ("a", 1));
+    // flask is busy: the next claim skips its queued job
+    assert_eq!(h.claim(21).unwrap().unwrap().id, "d");
+    assert!(h.claim(22).unwrap().is_none());
+
+    h.set_progress("a", "{\"files\":3}", 30).unwrap();
+    assert_eq!(h.requeue_stale(25).unwrap(), 1, "d's heartbeat is older");
+    assert_eq!(h.job("d").unwrap().unwrap().state, JobState::Queued);
+    h.finish("a", JobState::Failed, None, Some("boom"), 31)
+        .unwrap();
+    let a = h.job("a").unwrap().unwrap();
+    assert_eq!(
+        (a.state, a.error.as_deref()),
+        (JobState::Failed, Some("boom"))
+    );
+    let (e, new) = h
+        .enqueue(&new_job("e", "flask", Some("flask@1")), 40)
+        .unwrap();
+    assert!(new, "a finished job with the key does not block a new one");
+    assert_eq!(h.last_job_with_key("flask@1").unwrap().unwrap().id, e.id);
+    assert_eq!(h.jobs(10).unwrap().first().unwrap().id, "e");
+    let next = h.claim(50).unwrap().unwrap();
+    h.requeue(&next.id).unwrap();
+    let again = h.claim(51).unwrap().unwrap();
+    assert_eq!(again.id, next.id, "a requeued job is first in line again");
+    assert_eq!(again.attempts, next.attempts + 1);
+    h.requeue(&again.id).unwrap();
+
+    // many claimers at once: every job is taken once
+    for i in 0..20 {
+        h.enqueue(&new_job(&format!("p{i}"), &format!("repo{i}"), None), 60)
+            .unwrap();
+    }
+    let taken: Vec<String> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    while let Some(j) = h.claim(70).unwrap() {
+                        mine.push(j.id);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let unique: HashSet<&String> = taken.iter().collect();
+    assert_eq!(unique.len(), taken.len(), "a job claimed twice: {taken:?}");
+    assert!(taken.len() >= 20, "{taken:?}");
+
+    // tokens (hashes only) and webhook deliveries
+    let t = ken_store::TokenRecord {
+        id: "t1".into(),
+        hash: "abc".into(),
+        scope: "read".into(),
+        repos: vec!["flask".into()],
+        label: None,
+        created_at: 1,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    h.add_token(&t).unwrap();
+    assert_eq!(h.token_by_hash("abc").unwrap(), Some(t.clone()));
+    assert_eq!(h.tokens().unwrap(), vec![t]);
+    assert_eq!(h.active_tokens().unwrap(), 1);
+    h.touch_token("t1", 100).unwrap();
+    assert_eq!(
+        h.token_by_hash("abc").unwrap().unwrap().last_used_at,
+        Some(100)
+    );
+    assert!(h.revoke_token("t1", 5).unwrap());
+    assert!(!h.revoke_token("t1", 6).unwrap());
+    assert_eq!(h.active_tokens().unwrap(), 0);
+    assert_eq!(h.seen_delivery("d1", 1).unwrap(), None);
+    assert_eq!(h.seen_delivery("d1", 2).unwrap(), Some(None));
+    h.set_delivery_job("d1", "j1").unwrap();
+    assert_eq!(h.seen_delivery("d1", 3).unwrap(), Some(Some("j1".into())));
+}

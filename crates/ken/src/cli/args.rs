@@ -145,6 +145,11 @@ pub enum Command {
     /// Index jobs queued by the API and webhooks.
     #[command(subcommand)]
     Jobs(JobsCommand),
+    /// Run index jobs until stopped (SIGTERM or Ctrl-C), without serving.
+    /// With `--store postgres://…` any number of workers and servers share
+    /// one queue: each job is taken by one of them, and a job whose worker
+    /// dies (no heartbeat for `job_stale_secs`) is taken by another.
+    Worker,
 }
 
 #[derive(Debug, Args)]

@@ -1,3 +1,6 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use anyhow::Result;
 use ken_engine::jobs::Job;
 use ken_engine::time::format_date;
@@ -40,6 +43,46 @@ pub fn run(engine: &Engine, cmd: JobsCommand, out: &Output) -> Result<i32> {
             }
         }
     }
+    Ok(0)
+}
+
+/// `ken worker`: run jobs until SIGTERM or Ctrl-C; a job interrupted by the
+/// stop goes back to the queue at its next batch.
+pub fn worker(engine: &Engine, quiet: bool) -> Result<i32> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut term), Ok(mut int)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::interrupt()),
+                ) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            });
+            flag.store(true, Ordering::Relaxed);
+        })?;
+    if !quiet {
+        eprintln!(
+            "worker {}: taking index jobs from {}",
+            std::process::id(),
+            engine.stores()?.describe()
+        );
+    }
+    engine.run_jobs(&stop)?;
     Ok(0)
 }
 

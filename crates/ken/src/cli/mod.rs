@@ -62,6 +62,7 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
         Command::Embed(a) => embed::run(&engine, a, out),
         Command::Token(t) => token::run(&engine, t, out),
         Command::Jobs(j) => jobs::run(&engine, j, out),
+        Command::Worker => jobs::worker(&engine, quiet),
         Command::Model(_) | Command::Serve(_) | Command::Mcp => unreachable!("handled above"),
     }
 }
