@@ -27,6 +27,7 @@ conformance!(
     batches_round_trip,
     history_and_blame,
     vector_cache,
+    graph_and_vector_index,
 );
 
 #[test]

@@ -216,6 +216,9 @@ pub fn write(path: &Path, index: &AnyIndex) -> Result<()> {
         put(bytes_of(s.centroids()), l.centroids, &mut out)?;
         put(bytes_of(s.offsets()), l.offsets, &mut out)?;
     }
+    // the layout rounds the end up (a dimension that is not a multiple of
+    // four leaves the last section short of it): pad to it
+    put(&[], l.end, &mut out)?;
     debug_assert_eq!(written, l.end);
     out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     std::fs::rename(&tmp, path)?;

@@ -146,3 +146,22 @@ fn wrong_dimension_is_an_error() {
     let empty = FlatIndex::build(&VectorSet::new(16));
     assert!(empty.search(&[0.1; 16], 3).unwrap().is_empty());
 }
+
+#[test]
+fn files_of_any_dimension_round_trip() {
+    // the file layout rounds sections up; dimensions that are not a
+    // multiple of four left the file short of its layout's end
+    let dir = tempfile::tempdir().unwrap();
+    for (rows, dim) in [(3, 3), (5, 1), (50, 3), (7, 5), (9, 7), (50, 384)] {
+        let set = synthetic(rows, dim, 2, 0.5, 9);
+        let index = AnyIndex::Flat(FlatIndex::build(&set));
+        let path = dir.path().join(format!("d{dim}-{rows}.vec"));
+        ken_vectors::write(&path, &index).unwrap();
+        let back = ken_vectors::open(&path).unwrap();
+        assert_eq!((back.len(), back.dim()), (rows, dim));
+        let q = set.row(rows / 2).to_vec();
+        let ids =
+            |i: &AnyIndex| -> Vec<u64> { i.search(&q, 5).unwrap().iter().map(|n| n.id).collect() };
+        assert_eq!(ids(&back), ids(&index), "{rows} rows of {dim}");
+    }
+}

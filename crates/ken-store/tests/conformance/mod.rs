@@ -573,3 +573,109 @@ pub fn home_queue_tokens_deliveries(h: &(dyn ken_store::Home + Sync)) {
     h.set_delivery_job("d1", "j1").unwrap();
     assert_eq!(h.seen_delivery("d1", 3).unwrap(), Some(Some("j1".into())));
 }
+
+const CHECKOUT_PY: &str = "\
+from session import SessionStore
+
+
+def checkout(cart):
+    return SessionStore().refresh_token(cart.user)
+";
+
+/// Graph facts, edges, ranks and the saved symbol index; the vector
+/// search index of a model. What is written is read back the same.
+pub fn graph_and_vector_index(p: &dyn StoreProvider) {
+    let mut w = p.open_for_writing("shop").unwrap();
+    w.write_batch(Batch {
+        upserts: vec![
+            upsert("src/session.py", SESSION_PY),
+            upsert("src/checkout.py", CHECKOUT_PY),
+        ],
+        deletes: Vec::new(),
+    })
+    .unwrap();
+    let facts = w.graph_facts(None).unwrap();
+    let paths: Vec<&str> = facts.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["src/checkout.py", "src/session.py"]);
+    let one = w
+        .graph_facts(Some(&["src/session.py".to_string()]))
+        .unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0], facts[1], "facts round-trip whole");
+
+    let edge = ken_graph::Edge {
+        from: ken_graph::DefKey::new("src/checkout.py", "checkout", 0),
+        to: ken_graph::DefKey::new("src/session.py", "SessionStore.refresh_token", 0),
+        kind: ken_core::RefKind::Call,
+        path: "src/checkout.py".into(),
+        line: 5,
+        rule: ken_graph::Rule::ALL[1],
+        confidence: 0.9,
+    };
+    w.replace_edges(None, std::slice::from_ref(&edge)).unwrap();
+    assert_eq!(w.edges().unwrap(), vec![edge.clone()]);
+    // replacing the edges written in one file leaves the others
+    w.replace_edges(Some(&["src/session.py".to_string()]), &[])
+        .unwrap();
+    assert_eq!(w.edges().unwrap().len(), 1);
+    w.replace_edges(Some(&["src/checkout.py".to_string()]), &[])
+        .unwrap();
+    assert!(w.edges().unwrap().is_empty());
+
+    w.set_ranks(
+        &[(edge.to.clone(), 2.5), (edge.from.clone(), 0.5)],
+        &[
+            ("src/session.py".into(), 1.5),
+            ("src/checkout.py".into(), 0.5),
+        ],
+    )
+    .unwrap();
+    assert_eq!(w.file_ranks().unwrap()["src/session.py"], 1.5);
+    assert_eq!(
+        w.def_ranks("src/session.py").unwrap(),
+        [("SessionStore.refresh_token".to_string(), 0, 2.5)]
+    );
+
+    let index = ken_graph::SymbolIndex::build(&facts);
+    w.save_graph_index(7, &index).unwrap();
+    let (seq, back) = w.graph_index().unwrap().expect("a saved index");
+    assert_eq!(seq, 7);
+    assert_eq!(back.def_count(), index.def_count());
+
+    // a model's vector search index, and readers see that it changed
+    let reader = p.open("shop").unwrap();
+    let before = reader.data_version().unwrap();
+    let mut set = ken_vectors::VectorSet::new(3);
+    set.push(11, &[1.0, 0.0, 0.0]);
+    set.push(12, &[0.0, 1.0, 0.0]);
+    set.push(13, &[0.6, 0.8, 0.0]);
+    let flat = ken_vectors::AnyIndex::Flat(ken_vectors::FlatIndex::build(&set));
+    let meta = ken_store::VectorMeta {
+        model: "mini".into(),
+        dim: 3,
+        rows: 3,
+        chunks: 3,
+        batch_seq: w.batch_seq().unwrap(),
+        built_at: 1_700_000_000,
+    };
+    assert!(w.vector_index("mini").unwrap().is_none());
+    w.write_vector_index("mini", &flat, &meta).unwrap();
+    assert_ne!(reader.data_version().unwrap(), before);
+    let (back, back_meta) = reader.vector_index("mini").unwrap().expect("the index");
+    assert_eq!(back_meta, meta);
+    assert_eq!(back.len(), 3);
+    let want: Vec<u64> = flat
+        .search(&[0.7, 0.7, 0.0], 3)
+        .unwrap()
+        .iter()
+        .map(|n| n.id)
+        .collect();
+    let got: Vec<u64> = back
+        .search(&[0.7, 0.7, 0.0], 3)
+        .unwrap()
+        .iter()
+        .map(|n| n.id)
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(got[0], 13);
+}
