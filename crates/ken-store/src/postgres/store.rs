@@ -32,9 +32,15 @@ pub struct PgStore {
 
 impl Drop for PgStore {
     fn drop(&mut self) {
-        if let Some(conn) = self.lease.take() {
-            // closing the session releases the lease
+        if let (Some(mut conn), Some(id)) = (self.lease.take(), self.repo) {
+            // release the lease now: a closing session lets it go only when
+            // its backend has exited, which a next writer could race
             let _ = self.pg.run(async move {
+                let _ = sqlx::query("SELECT pg_advisory_unlock($1, $2::int)")
+                    .bind(LEASE_CLASS)
+                    .bind(id as i32)
+                    .execute(&mut conn)
+                    .await;
                 sqlx::Connection::close(conn).await?;
                 Ok(())
             });
