@@ -25,8 +25,7 @@ struct Model {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = support::model_dir(&args);
-    let flask =
-        PathBuf::from(support::arg(&args, "--flask").unwrap_or(support::FLASK_GIT_DIR.into()));
+    let flask = support::flask_git_dir(&args);
     let reps: usize = support::arg(&args, "--reps")
         .map(|r| r.parse().unwrap())
         .unwrap_or(3);

@@ -11,7 +11,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use ken_embed::{Embedder, LocalEmbedder, LocalOptions, cosine};
@@ -19,8 +18,7 @@ use ken_embed::{Embedder, LocalEmbedder, LocalOptions, cosine};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = support::model_dir(&args);
-    let flask =
-        PathBuf::from(support::arg(&args, "--flask").unwrap_or(support::FLASK_GIT_DIR.into()));
+    let flask = support::flask_git_dir(&args);
     let reps: usize = support::arg(&args, "--reps")
         .map(|r| r.parse().unwrap())
         .unwrap_or(5);

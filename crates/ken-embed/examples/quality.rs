@@ -158,8 +158,7 @@ fn summary(r: &[usize]) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = support::model_dir(&args);
-    let flask =
-        PathBuf::from(support::arg(&args, "--flask").unwrap_or(support::FLASK_GIT_DIR.into()));
+    let flask = support::flask_git_dir(&args);
     let chunks = support::python_chunks(&flask);
     let full = LocalEmbedder::load(&dir, LocalOptions::default()).unwrap();
     let table = support::arg(&args, "--static")

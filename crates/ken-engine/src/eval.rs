@@ -335,8 +335,10 @@ pub fn eval(
             };
             if opts.who {
                 let entry = who_ranks.entry(repo.clone()).or_default();
+                // every commit author observed: read once per indexed commit
+                let ids = crate::people::observed_identities(&settings.home, store)?;
                 for q in &qs {
-                    if let Some(r) = who_query(settings, store, q, env)? {
+                    if let Some(r) = who_query(store, &ids, q, env)? {
                         entry.push(r);
                     }
                 }
@@ -653,21 +655,20 @@ fn who_metrics(ranks: &[[Option<usize>; 3]]) -> WhoMetrics {
 /// The true author's rank in `ken who`, among the repository's most active
 /// authors, and among the gold files' most active authors.
 fn who_query(
-    settings: &Settings,
     store: &dyn Store,
+    ids: &ken_source::Identities,
     q: &EvalQuery,
     env: SearchEnv<'_>,
 ) -> Result<Option<[Option<usize>; 3]>> {
     let (Some(name), Some(email)) = (&q.author_name, &q.author_email) else {
         return Ok(None);
     };
-    let ids = crate::people::observed_identities(&settings.home, store)?;
     let truth = ids.resolve(name, email).id;
     let state = store.state()?;
     let now = state.commit_time.unwrap_or(i64::MAX);
     let rank_of = |list: &[String]| list.iter().position(|id| *id == truth).map(|p| p + 1);
 
-    let who = crate::who::who_store(store, &ids, &q.query, now, 10, env)?;
+    let who = crate::who::who_store(store, ids, &q.query, now, 10, env)?;
     let ken: Vec<String> = who.people.into_iter().map(|p| p.id).collect();
 
     let by_count = |commits: Vec<ken_store::CommitRecord>| -> Vec<String> {

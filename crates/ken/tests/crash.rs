@@ -10,15 +10,7 @@ use common::*;
 /// A repository big enough that indexing takes a while.
 fn big_repo(files: usize) -> Repo {
     let r = Repo::new();
-    for i in 0..files {
-        let mut body = String::new();
-        for j in 0..40 {
-            body.push_str(&format!(
-                "def handler_{i}_{j}(request, retries={j}):\n    \"\"\"Handle request {i}/{j}.\"\"\"\n    total = 0\n    for k in range(retries):\n        total += k * {i}\n    return total\n\n\n"
-            ));
-        }
-        r.write(&format!("pkg/mod_{}/file_{i}.py", i % 50), body);
-    }
+    handler_files(&r, files, 40);
     r.commit("many files");
     r
 }

@@ -212,15 +212,7 @@ fn vectors_graph_and_people_answer_the_same_in_postgres() {
 /// A repository big enough that indexing takes a while.
 fn big_repo(files: usize) -> Repo {
     let r = Repo::new();
-    for i in 0..files {
-        let mut body = String::new();
-        for j in 0..30 {
-            body.push_str(&format!(
-                "def handler_{i}_{j}(request, retries={j}):\n    \"\"\"Handle request {i}/{j}.\"\"\"\n    return request * {i} + retries\n\n\n"
-            ));
-        }
-        r.write(&format!("pkg/mod_{}/file_{i}.py", i % 40), body);
-    }
+    handler_files(&r, files, 30);
     r.commit("many files");
     r
 }
@@ -311,8 +303,9 @@ fn a_job_of_a_killed_worker_is_finished_by_another() {
     let r = Repo::new();
     r.write("README.md", "# big\n");
     let first = r.commit("start");
-    let big = big_repo_in(r, 700);
-    let p = big.path().to_str().unwrap().to_string();
+    handler_files(&r, 700, 30);
+    r.commit("many files");
+    let p = r.path().to_str().unwrap().to_string();
     let ken = Ken::new();
     ken.index(&[&p, "--rev", &first, "--name", "big", "--store", &url]);
     let reference = Ken::new();
@@ -373,19 +366,4 @@ fn a_job_of_a_killed_worker_is_finished_by_another() {
     let want = reference.json(&["status", "--json"]);
     assert_eq!(done["repos"][0]["stats"], want["repos"][0]["stats"]);
     assert_eq!(done["repos"][0]["commit"], want["repos"][0]["commit"]);
-}
-
-/// Add `files` big Python files to `r` and commit them.
-fn big_repo_in(r: Repo, files: usize) -> Repo {
-    for i in 0..files {
-        let mut body = String::new();
-        for j in 0..30 {
-            body.push_str(&format!(
-                "def handler_{i}_{j}(request, retries={j}):\n    \"\"\"Handle request {i}/{j}.\"\"\"\n    return request * {i} + retries\n\n\n"
-            ));
-        }
-        r.write(&format!("pkg/mod_{}/file_{i}.py", i % 40), body);
-    }
-    r.commit("many files");
-    r
 }

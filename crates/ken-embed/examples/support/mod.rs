@@ -4,8 +4,22 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Default location of the flask mirror used by the benchmarks.
-pub const FLASK_GIT_DIR: &str = "/work/.mirror/pallets+flask/repo";
+/// Where the benchmarks read flask's code: `--flask DIR`, else
+/// `$KEN_FLASK_GIT_DIR`, else the `fetch` tool's mirror layout. A missing
+/// repository is an error that says how to give one.
+pub fn flask_git_dir(args: &[String]) -> PathBuf {
+    let dir = arg(args, "--flask")
+        .or_else(|| std::env::var("KEN_FLASK_GIT_DIR").ok())
+        .unwrap_or_else(|| "/work/.mirror/pallets+flask/repo".into());
+    let dir = PathBuf::from(dir);
+    assert!(
+        dir.exists(),
+        "no flask repository at {}: clone https://github.com/pallets/flask (bare is fine) \
+         and pass --flask DIR or set KEN_FLASK_GIT_DIR",
+        dir.display()
+    );
+    dir
+}
 
 /// One chunk: file, name of the definition it starts with, text.
 #[derive(Clone, Debug)]

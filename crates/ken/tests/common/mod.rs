@@ -171,6 +171,20 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Write `files` Python files of `defs` small handlers each, spread over 50
+/// packages (a repository big enough that indexing it takes a while).
+pub fn handler_files(r: &Repo, files: usize, defs: usize) {
+    for i in 0..files {
+        let mut body = String::new();
+        for j in 0..defs {
+            body.push_str(&format!(
+                "def handler_{i}_{j}(request, retries={j}):\n    \"\"\"Handle request {i}/{j}.\"\"\"\n    total = 0\n    for k in range(retries):\n        total += k * {i}\n    return total\n\n\n"
+            ));
+        }
+        r.write(&format!("pkg/mod_{}/file_{i}.py", i % 50), body);
+    }
+}
+
 /// A small realistic Python project.
 pub fn python_project(r: &Repo) {
     r.write(
