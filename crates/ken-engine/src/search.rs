@@ -245,7 +245,7 @@ pub struct StoreResults {
 pub struct SearchEnv<'a> {
     pub rank: &'a RankParams,
     pub embedder: Option<&'a dyn Embedder>,
-    /// The embedder's vector index of this store (None: nothing embedded).
+    /// What the store's vector search of the embedder's model holds (None: nothing embedded).
     pub vectors: Option<&'a VectorView>,
     /// Resolves authors (search results, `--author`); None: no authors shown.
     pub identities: Option<&'a Identities>,
@@ -305,7 +305,7 @@ pub fn search_store(
         match env.vectors {
             Some(view) => {
                 let semantic::Dense { hits, held, chunks } =
-                    semantic::dense_search_in(view, e, &req.query, p.candidates)?;
+                    semantic::dense_search_in(store, view, e, &req.query, p.candidates)?;
                 for (i, (id, score)) in hits.iter().enumerate() {
                     let c = cands.entry(*id).or_default();
                     c.fused += rrf(p.w_dense, i + 1);

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use ken_embed::{Embedder, HttpConfig, HttpEmbedder, LocalEmbedder, LocalOptions, StaticEmbedder};
 use ken_store::{Store, StoredChunk, VectorMeta};
-use ken_vectors::{AnyIndex, FlatIndex, IvfIndex, IvfParams, VectorSet};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -286,11 +285,8 @@ pub fn embed_pending(
     })
 }
 
-/// Above this many vectors the approximate index is used.
-pub const EXACT_LIMIT: usize = 1_000_000;
-
-/// Rebuild `model`'s vector index from the cache: one row per (chunk, key)
-/// entry whose vector is cached.
+/// Rebuild `model`'s vector search from the cache: one row per (chunk,
+/// key) entry whose vector is cached.
 fn rebuild_index(
     store: &mut dyn Store,
     model: &str,
@@ -298,66 +294,34 @@ fn rebuild_index(
     chunks: usize,
     batch_seq: u64,
 ) -> Result<VectorMeta> {
-    let keys: Vec<String> = entries.iter().map(|e| e.1.to_string()).collect();
-    let vectors = store.get_vectors(model, &keys)?;
-    let dim = vectors.values().next().map(Vec::len).unwrap_or(0);
-    let mut set = VectorSet::new(dim.max(1));
-    for (id, k) in entries {
-        if let Some(v) = vectors.get(*k)
-            && v.len() == dim
-        {
-            set.push(*id, v);
-        }
-    }
-    let index = if set.len() > EXACT_LIMIT {
-        AnyIndex::Ivf(IvfIndex::build(&set, IvfParams::default()))
-    } else {
-        AnyIndex::Flat(FlatIndex::build(&set))
-    };
-    let meta = VectorMeta {
-        model: model.to_string(),
-        dim,
-        rows: set.len(),
-        chunks,
-        batch_seq,
-        built_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-    };
-    store.write_vector_index(model, &index, &meta)?;
-    Ok(meta)
+    let rows: Vec<(u64, String)> = entries.iter().map(|e| (e.0, e.1.to_string())).collect();
+    Ok(store.index_vectors(model, &rows, chunks, batch_seq)?)
 }
 
-/// Share of the current chunks that the vector index holds: (held, chunks).
-pub fn index_coverage(store: &dyn Store, index: &AnyIndex) -> Result<(usize, usize)> {
+/// Share of the current chunks that `model`'s vector search holds: (held, chunks).
+pub fn index_coverage(store: &dyn Store, model: &str) -> Result<(usize, usize)> {
     let ids = store.chunk_ids()?;
-    let held: std::collections::HashSet<u64> = index.ids().iter().copied().collect();
+    let held: std::collections::HashSet<u64> = store.vector_chunk_ids(model)?.into_iter().collect();
     Ok((ids.iter().filter(|i| held.contains(i)).count(), ids.len()))
 }
 
-/// A model's vector index with its coverage of the current chunks: loaded
-/// once per store and searched by every query.
+/// What a model's vector search holds, with its coverage of the current
+/// chunks: read once per open store and used by every query.
+#[derive(Debug, Clone)]
 pub struct VectorView {
-    pub index: AnyIndex,
     pub meta: VectorMeta,
     /// Current chunks the index holds, and all current chunks.
     pub held: usize,
     pub chunks: usize,
 }
 
-/// The vector index of `model` in `store` (None: nothing embedded with it yet).
+/// `model`'s vector search in `store` (None: nothing embedded with it yet).
 pub fn load_vectors(store: &dyn Store, model: &str) -> Result<Option<VectorView>> {
-    let Some((index, meta)) = store.vector_index(model)? else {
+    let Some(meta) = store.vector_meta(model)? else {
         return Ok(None);
     };
-    let (held, chunks) = index_coverage(store, &index)?;
-    Ok(Some(VectorView {
-        index,
-        meta,
-        held,
-        chunks,
-    }))
+    let (held, chunks) = index_coverage(store, model)?;
+    Ok(Some(VectorView { meta, held, chunks }))
 }
 
 /// What dense retrieval found.
@@ -379,20 +343,21 @@ pub fn dense_search(
     k: usize,
 ) -> Result<Option<Dense>> {
     match load_vectors(store, embedder.id())? {
-        Some(view) => dense_search_in(&view, embedder, query, k).map(Some),
+        Some(view) => dense_search_in(store, &view, embedder, query, k).map(Some),
         None => Ok(None),
     }
 }
 
-/// Dense retrieval over a loaded vector index.
+/// Dense retrieval in `store`'s vector search of the embedder's model.
 pub fn dense_search_in(
+    store: &dyn Store,
     view: &VectorView,
     embedder: &dyn Embedder,
     query: &str,
     k: usize,
 ) -> Result<Dense> {
     let (held, chunks) = (view.held, view.chunks);
-    if view.index.is_empty() {
+    if view.meta.rows == 0 {
         return Ok(Dense {
             hits: Vec::new(),
             held,
@@ -402,18 +367,7 @@ pub fn dense_search_in(
     let q = embedder
         .embed_query(query)
         .map_err(EngineError::from_embed)?;
-    // a long chunk has several rows: ask for more, keep each chunk's best
-    let rows = view
-        .index
-        .search(&q, k.saturating_mul(2))
-        .map_err(|e| EngineError::internal(e.to_string()))?;
-    let mut seen = std::collections::HashSet::new();
-    let hits: Vec<(u64, f32)> = rows
-        .into_iter()
-        .filter(|n| seen.insert(n.id))
-        .take(k)
-        .map(|n| (n.id, n.score))
-        .collect();
+    let hits = store.search_vectors(&view.meta.model, &q, k)?;
     Ok(Dense { hits, held, chunks })
 }
 
@@ -443,10 +397,7 @@ pub fn coverage(store: &dyn Store, variant: EmbedText) -> Result<Vec<Coverage>> 
     for model in models {
         let present = store.vector_keys_present(&model, &keys)?;
         let embedded = keys.iter().filter(|k| present.contains(*k)).count();
-        let indexed = store
-            .vector_index(&model)?
-            .map(|(_, m)| m.rows)
-            .unwrap_or(0);
+        let indexed = store.vector_meta(&model)?.map(|m| m.rows).unwrap_or(0);
         out.push(Coverage {
             model,
             embedded,

@@ -156,13 +156,25 @@ pub trait Store {
         model: &str,
         keys: &[String],
     ) -> Result<std::collections::HashMap<String, Vec<f32>>>;
-    /// Replace the search index of `model`'s vectors (rows keyed by chunk id).
-    fn write_vector_index(
+    /// Make `model`'s vector search hold exactly `rows`: (chunk id, cache
+    /// key) pairs, each searched by the key's cached vector (a key with no
+    /// cached vector is left out). `chunks` and `batch_seq` are recorded in
+    /// the returned [`VectorMeta`]. Atomic: searches see the old rows or
+    /// the new ones.
+    fn index_vectors(
         &mut self,
         model: &str,
-        index: &ken_vectors::AnyIndex,
-        meta: &VectorMeta,
-    ) -> Result<()>;
-    /// The search index of `model`'s vectors, if one was written.
-    fn vector_index(&self, model: &str) -> Result<Option<(ken_vectors::AnyIndex, VectorMeta)>>;
+        rows: &[(u64, String)],
+        chunks: usize,
+        batch_seq: u64,
+    ) -> Result<VectorMeta>;
+    /// What `model`'s vector search holds (None: never indexed).
+    fn vector_meta(&self, model: &str) -> Result<Option<VectorMeta>>;
+    /// The chunk ids `model`'s vector search holds, ascending, each once.
+    fn vector_chunk_ids(&self, model: &str) -> Result<Vec<u64>>;
+    /// The `k` chunks nearest to `query` by cosine similarity: (chunk id,
+    /// similarity), best first, each chunk once (by its best row). The
+    /// search may be approximate (an HNSW graph): see the conformance
+    /// suite for the recall each store keeps.
+    fn search_vectors(&self, model: &str, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>>;
 }

@@ -197,7 +197,7 @@ pub struct Stats {
 pub struct VectorMeta {
     pub model: String,
     pub dim: usize,
-    /// Chunks with a vector in the index.
+    /// Vectors in the index (a long chunk has several: its windows).
     pub rows: usize,
     /// Chunks the index had when it was built.
     pub chunks: usize,

@@ -27,7 +27,8 @@ conformance!(
     batches_round_trip,
     history_and_blame,
     vector_cache,
-    graph_and_vector_index,
+    graph_facts_edges_and_ranks,
+    vector_search,
 );
 
 #[test]

@@ -19,6 +19,7 @@ pub(crate) mod pool;
 mod provider;
 pub(crate) mod sql;
 pub mod tokenizer;
+mod vectors;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -49,6 +50,8 @@ pub struct EmbeddedStore {
     /// Symbol look-ups of a read-only store, remembered: a server's store
     /// is replaced when a writer commits, so they cannot go stale for long.
     symbol_cache: Mutex<HashMap<(String, usize, bool), Vec<SymbolMatch>>>,
+    /// Vector indexes mapped by searches.
+    vectors: vectors::Loaded,
 }
 
 /// Most look-ups a read-only store remembers before it starts over.
@@ -73,6 +76,7 @@ impl EmbeddedStore {
             file_index,
             lock: None,
             symbol_cache: Mutex::new(HashMap::new()),
+            vectors: vectors::Loaded::default(),
         })
     }
 
@@ -190,20 +194,6 @@ impl EmbeddedStore {
             .collect::<std::result::Result<_, _>>()?;
         Ok(names.join(" "))
     }
-}
-
-/// A file name for a model id (`local:all-MiniLM-L6-v2:abc` → `local_all-MiniLM-L6-v2_abc`).
-fn model_file_name(model: &str) -> String {
-    model
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// The smallest chunk holding the whole definition (a real definition chunk
@@ -689,43 +679,45 @@ impl Store for EmbeddedStore {
         sql::get_vectors(&*self.conns.get()?, model, keys)
     }
 
-    fn write_vector_index(
+    fn index_vectors(
         &mut self,
         model: &str,
-        index: &ken_vectors::AnyIndex,
-        meta: &VectorMeta,
-    ) -> Result<()> {
+        rows: &[(u64, String)],
+        chunks: usize,
+        batch_seq: u64,
+    ) -> Result<VectorMeta> {
         self.writing()?;
-        let dir = self.dir.join("vectors");
-        std::fs::create_dir_all(&dir)?;
-        let base = dir.join(model_file_name(model));
-        ken_vectors::write(&base.with_extension("vec"), index)
-            .map_err(|e| StoreError::Other(e.to_string()))?;
-        let json = serde_json::to_string(meta).map_err(|e| StoreError::Other(e.to_string()))?;
-        let tmp = base.with_extension("json.tmp");
-        std::fs::write(&tmp, json)?;
-        std::fs::rename(tmp, base.with_extension("json"))?;
+        let mut keys: Vec<String> = rows.iter().map(|r| r.1.clone()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let cached = self.get_vectors(model, &keys)?;
+        let meta = vectors::write(
+            &self.dir,
+            &self.vectors,
+            model,
+            rows,
+            &cached,
+            chunks,
+            batch_seq,
+        )?;
         // a commit, so that readers watching `data_version` see the new index
         sql::set_meta(
             &*self.conns.get()?,
             &format!("vectors:{model}"),
             Some(&meta.built_at.to_string()),
         )?;
-        Ok(())
+        Ok(meta)
     }
 
-    fn vector_index(&self, model: &str) -> Result<Option<(ken_vectors::AnyIndex, VectorMeta)>> {
-        let base = self.dir.join("vectors").join(model_file_name(model));
-        let (Ok(json), true) = (
-            std::fs::read_to_string(base.with_extension("json")),
-            base.with_extension("vec").exists(),
-        ) else {
-            return Ok(None);
-        };
-        let meta: VectorMeta =
-            serde_json::from_str(&json).map_err(|e| StoreError::Other(e.to_string()))?;
-        let index = ken_vectors::open(&base.with_extension("vec"))
-            .map_err(|e| StoreError::Other(e.to_string()))?;
-        Ok(Some((index, meta)))
+    fn vector_meta(&self, model: &str) -> Result<Option<VectorMeta>> {
+        vectors::meta(&self.dir, model)
+    }
+
+    fn vector_chunk_ids(&self, model: &str) -> Result<Vec<u64>> {
+        vectors::chunk_ids(&self.dir, &self.vectors, model)
+    }
+
+    fn search_vectors(&self, model: &str, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        vectors::search(&self.dir, &self.vectors, model, query, k)
     }
 }

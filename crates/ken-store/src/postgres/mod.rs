@@ -20,6 +20,7 @@ mod home;
 mod lexical;
 mod schema;
 mod store;
+mod vectors;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -91,7 +92,12 @@ impl PgProvider {
         let opts: PgConnectOptions = url
             .parse()
             .map_err(|e: sqlx::Error| StoreError::Postgres(format!("bad URL: {e}")))?;
-        let opts = opts.disable_statement_logging();
+        // HNSW keeps this many candidates per search (pgvector's default of 40
+        // would cap a search at 40 rows)
+        let ef = vectors::EF_SEARCH.to_string();
+        let opts = opts
+            .disable_statement_logging()
+            .options([("hnsw.ef_search", ef.as_str())]);
         let shown = shown_url(url);
         let pool = rt
             .block_on(async {

@@ -7,7 +7,22 @@ use sqlx::{PgPool, Row};
 use crate::Result;
 
 /// Migrations by version; never edit one that has shipped, add the next.
-const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3)];
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3), (4, V4)];
+
+/// Vector search in pgvector: a space per (repository, model), its rows in
+/// a table of its own (`vectors_<id>`, made by the store) with an HNSW
+/// index. The index kept as bytes goes (the next run rebuilds it).
+const V4: &str = r#"
+DROP TABLE vector_index;
+CREATE TABLE vector_spaces (
+    id bigserial PRIMARY KEY,
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    model text NOT NULL,
+    dim int NOT NULL,
+    meta text NOT NULL,
+    UNIQUE (repo, model)
+);
+"#;
 
 /// BM25's per-field document counts and total lengths, kept at write time
 /// (a query no longer aggregates every document's lengths).

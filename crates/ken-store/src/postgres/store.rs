@@ -11,6 +11,7 @@ use sqlx::{PgConnection, PgPool, Postgres, Row, Transaction};
 
 use super::Pg;
 use super::lexical::{self, Postings};
+use super::vectors;
 use crate::embedded::fold;
 use crate::{
     Batch, BlameLines, CommitRecord, FileBlameRecord, FileContent, FileHit, FileRecord, IndexState,
@@ -48,7 +49,7 @@ impl Drop for PgStore {
     }
 }
 
-async fn bump(tx: &mut Transaction<'_, Postgres>, repo: i64) -> Result<()> {
+pub(crate) async fn bump(tx: &mut Transaction<'_, Postgres>, repo: i64) -> Result<()> {
     sqlx::query("UPDATE repos SET version = version + 1 WHERE id = $1")
         .bind(repo)
         .execute(&mut **tx)
@@ -112,10 +113,13 @@ impl PgStore {
         let repo = self.writing()?;
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
+            let mut tx = pool.begin().await?;
+            vectors::drop_spaces(&mut tx, repo).await?;
             sqlx::query("DELETE FROM repos WHERE id = $1")
                 .bind(repo)
-                .execute(&pool)
+                .execute(&mut *tx)
                 .await?;
+            tx.commit().await?;
             Ok(())
         })
     }
@@ -380,7 +384,9 @@ impl Store for PgStore {
                 "SELECT (SELECT coalesce(sum(octet_length(text)), 0) FROM chunks WHERE repo = $1)
                       + (SELECT coalesce(sum(octet_length(text)), 0) FROM blobs WHERE repo = $1)
                       + (SELECT count(*) * 40 FROM lex_terms WHERE repo = $1)
-                      + (SELECT coalesce(sum(octet_length(v::text)), 0) FROM vector_cache WHERE repo = $1)",
+                      + (SELECT coalesce(sum(octet_length(v::text)), 0) FROM vector_cache WHERE repo = $1)
+                      + (SELECT coalesce(sum(pg_total_relation_size(('vectors_' || id)::regclass)), 0)::bigint
+                           FROM vector_spaces WHERE repo = $1 AND dim > 0)",
             )
             .bind(repo)
             .fetch_one(&pool)
@@ -1157,72 +1163,31 @@ impl Store for PgStore {
         })
     }
 
-    fn write_vector_index(
+    fn index_vectors(
         &mut self,
         model: &str,
-        index: &ken_vectors::AnyIndex,
-        meta: &VectorMeta,
-    ) -> Result<()> {
-        // the index's own file format, kept as bytes (read back through a
-        // temporary file: the vector crate maps files)
-        let tmp = tempfile_path("vec")?;
-        ken_vectors::write(&tmp, index).map_err(other)?;
-        let data = std::fs::read(&tmp)?;
-        let _ = std::fs::remove_file(&tmp);
-        let meta = serde_json::to_string(meta).map_err(other)?;
-        let model = model.to_string();
-        self.write(|pool, repo| async move {
-            let mut tx = pool.begin().await?;
-            sqlx::query(
-                "INSERT INTO vector_index(repo, model, meta, data) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (repo, model) DO UPDATE SET meta = excluded.meta, data = excluded.data",
-            )
-            .bind(repo)
-            .bind(&model)
-            .bind(&meta)
-            .bind(&data)
-            .execute(&mut *tx)
-            .await?;
-            bump(&mut tx, repo).await?;
-            tx.commit().await?;
-            Ok(())
-        })
+        rows: &[(u64, String)],
+        chunks: usize,
+        batch_seq: u64,
+    ) -> Result<VectorMeta> {
+        let (model, rows) = (model.to_string(), rows.to_vec());
+        self.write(|pool, repo| vectors::index(pool, repo, model, rows, chunks, batch_seq))
     }
 
-    fn vector_index(&self, model: &str) -> Result<Option<(ken_vectors::AnyIndex, VectorMeta)>> {
+    fn vector_meta(&self, model: &str) -> Result<Option<VectorMeta>> {
         let model = model.to_string();
-        let found: Option<(String, Vec<u8>)> = self.read(|pool, repo| async move {
-            Ok(
-                sqlx::query("SELECT meta, data FROM vector_index WHERE repo = $1 AND model = $2")
-                    .bind(repo)
-                    .bind(&model)
-                    .fetch_optional(&pool)
-                    .await?
-                    .map(|r| (r.get(0), r.get(1))),
-            )
-        })?;
-        let Some((meta, data)) = found else {
-            return Ok(None);
-        };
-        let meta: VectorMeta = serde_json::from_str(&meta).map_err(other)?;
-        let tmp = tempfile_path("vec")?;
-        std::fs::write(&tmp, data)?;
-        let index = ken_vectors::open(&tmp).map_err(other);
-        let _ = std::fs::remove_file(&tmp);
-        Ok(Some((index?, meta)))
+        self.read(|pool, repo| vectors::meta(pool, repo, model))
     }
-}
 
-/// A fresh path in the temporary directory.
-fn tempfile_path(ext: &str) -> Result<std::path::PathBuf> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        "ken-pg-{}-{}.{ext}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    Ok(std::env::temp_dir().join(name))
+    fn vector_chunk_ids(&self, model: &str) -> Result<Vec<u64>> {
+        let model = model.to_string();
+        self.read(|pool, repo| vectors::chunk_ids(pool, repo, model))
+    }
+
+    fn search_vectors(&self, model: &str, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        let (model, query) = (model.to_string(), query.to_vec());
+        self.read(|pool, repo| vectors::search(pool, repo, model, query, k))
+    }
 }
 
 const COMMIT_COLUMNS: &str =
