@@ -358,7 +358,12 @@ def section_index(opts, ken, pg, repos, workdir, evalq):
         row = {"repo": name, "commit": sha}
         for store, home, url in (("embedded", res["home"], None), ("postgres", res["pg_home"], res["url"])):
             t0 = time.perf_counter()
-            rep = ken.json(home, url, ["index", gitdir, "--rev", sha, "--name", name])
+            try:
+                rep = ken.json(home, url, ["index", gitdir, "--rev", sha, "--name", name])
+            except RuntimeError as e:
+                row[store] = {"error": str(e), "wall": time.perf_counter() - t0}
+                log(f"FAILED to index {name} into {store}: {e}")
+                continue
             wall = time.perf_counter() - t0
             row[store] = {
                 "wall": wall, "files": rep["files"], "chunks": rep["chunks"], "elapsed_ms": rep.get("elapsed_ms"),
@@ -368,11 +373,15 @@ def section_index(opts, ken, pg, repos, workdir, evalq):
             }
             log(f"indexed {name} into {store}: {rep['files']} files, {rep['chunks']} chunks in {wall:.1f}s")
         res["rows"].append(row)
+    # the later sections use the repositories that both stores indexed
+    res["ok"] = [r["repo"] for r in res["rows"] if "error" not in r["embedded"] and "error" not in r["postgres"]]
+    res["failed"] = [r for r in res["rows"] if r["repo"] not in res["ok"]]
     return res
 
 
 def section_search(opts, ken, pg, idx, repos, evalq, workdir):
     res = {"eval": {}, "http": {}, "queries": {}}
+    repos = {n: repos[n] for n in idx["ok"]}
     # ken eval: in-process, the eval queries of the repositories that have some
     with_q = [n for n in repos if evalq.get(n)]
     if with_q and "eval" not in opts.skip:
@@ -460,7 +469,7 @@ def section_workers(opts, ken, pg, repos, names, workdir, idx):
             for p in procs:
                 stop(p)
         row = {"workers": nworkers, "wall": wall, "jobs": [], "db": db}
-        clean = {r["repo"]: r["postgres"]["chunks"] for r in idx["rows"]} if idx else {}
+        clean = {r["repo"]: r["postgres"]["chunks"] for r in idx["rows"] if r["repo"] in idx["ok"]} if idx else {}
         for i, n in ids.items():
             j = jobs[i]
             r = j.get("result") or {}
@@ -556,7 +565,8 @@ def section_kill(opts, ken, pg, repos, name, workdir, idx):
             pr = j.get("progress") or {}
             ran = time.perf_counter() - t_start
             if j["state"] in ("done", "failed"):
-                res["skipped"] = f"the job ended ({j['state']}) before the kill; raise --kill-at"
+                res["skipped"] = (f"the job ended ({j['state']}) before the kill: use a larger repository "
+                                  "(--kill-repo), a lower --kill-at or --kill-after")
                 return res
             if first.poll() is not None:
                 raise RuntimeError(f"the first worker exited: {tail(first.logfile)}")
@@ -598,7 +608,7 @@ def section_kill(opts, ken, pg, repos, name, workdir, idx):
     res["result"] = j.get("result") or {}
     log(f"job {j['state']} {res['recovery_s']:.1f}s after the kill (attempts {j.get('attempts')})")
     # a clean index of the same commit: section 1's database, else a fresh one
-    if idx and any(r["repo"] == name for r in idx["rows"]):
+    if idx and name in idx["ok"]:
         clean_db = idx["db"]
         res["clean_wall"] = round(next(r for r in idx["rows"] if r["repo"] == name)["postgres"]["wall"], 1)
     else:
@@ -795,6 +805,11 @@ def report(opts, argv, info, idx, search, workers, kill, conc, started, pg_versi
     te = tp = 0
     for r in idx["rows"]:
         e, p = r["embedded"], r["postgres"]
+        if r["repo"] not in idx["ok"]:
+            L.append(f"| {r['repo']} | {r['commit'][:10]} | {e.get('files', '—')} | {e.get('chunks', '—')} | "
+                     + " | ".join("**failed**" if "error" in x else f"{x['wall']:.1f}" for x in (e, p))
+                     + " | | | | | | |")
+            continue
         te += e["wall"]
         tp += p["wall"]
         same = "" if (e["files"], e["chunks"]) == (p["files"], p["chunks"]) else \
@@ -803,9 +818,15 @@ def report(opts, argv, info, idx, search, workers, kill, conc, started, pg_versi
                  f"{p['wall']:.1f} | {p['wall'] / e['wall']:.2f} | {e['files'] / e['wall']:.0f} | "
                  f"{p['files'] / p['wall']:.0f} | {e['chunks'] / e['wall']:.0f} | {p['chunks'] / p['wall']:.0f} | "
                  f"{e['people_s']:.1f} / {p['people_s']:.1f} |")
-    L.append(f"| **all** | | {sum(r['embedded']['files'] for r in idx['rows'])} | "
-             f"{sum(r['embedded']['chunks'] for r in idx['rows'])} | {te:.1f} | {tp:.1f} | {tp / te:.2f} | | | | | |")
+    ok = [r for r in idx["rows"] if r["repo"] in idx["ok"]]
+    L.append(f"| **all indexed by both** | | {sum(r['embedded']['files'] for r in ok)} | "
+             f"{sum(r['embedded']['chunks'] for r in ok)} | {te:.1f} | {tp:.1f} | {tp / te:.2f} | | | | | |")
     L.append("")
+    for r in idx["failed"]:
+        for store in ("embedded", "postgres"):
+            if "error" in r[store]:
+                L += [f"**{r['repo']} failed to index into the {store} store** after {r[store]['wall']:.1f} s "
+                      "(left out of every later section):", "", "```", r[store]["error"], "```", ""]
 
     if search:
         L += ["## 1b. Search latency, embedded store vs PostgreSQL", ""]
@@ -1005,19 +1026,19 @@ def main():
         pg = Pg(opts, workdir)
         pg_version = pg.version()
         idx = section_index(opts, ken, pg, repos, workdir, evalq)
-        if "search" not in opts.skip or "concurrency" not in opts.skip:
-            search = section_search(opts, ken, pg, idx, repos, evalq, workdir) if "search" not in opts.skip else None
-        files = {r["repo"]: r["embedded"]["files"] for r in idx["rows"]}
+        if "search" not in opts.skip:
+            search = section_search(opts, ken, pg, idx, repos, evalq, workdir)
+        files = {r["repo"]: r["embedded"].get("files", 0) for r in idx["rows"]}
         if "workers" not in opts.skip:
             names = opts.worker_repos.split(",") if opts.worker_repos else \
-                [n for n in repos if files[n] <= opts.worker_max_files]
+                [n for n in idx["ok"] if files[n] <= opts.worker_max_files]
             workers = section_workers(opts, ken, pg, repos, names, workdir, idx)
         if "kill" not in opts.skip:
-            kill_repo = opts.kill_repo or max(files, key=files.get)
+            kill_repo = opts.kill_repo or max(idx["ok"], key=files.get)
             kill = section_kill(opts, ken, pg, repos, kill_repo, workdir, idx)
         if "concurrency" not in opts.skip:
             qs = search["queries"] if search else \
-                {n: http_queries(n, g, s, evalq, opts.http_queries) for n, (g, s) in repos.items()}
+                {n: http_queries(n, *repos[n], evalq, opts.http_queries) for n in idx["ok"]}
             conc = section_concurrency(opts, ken, idx, qs, workdir)
         text = report(opts, sys.argv, info, idx, search, workers, kill, conc, started, pg_version)
         print(text)

@@ -341,9 +341,15 @@ pub fn search_store(
     let mut exact_order: Vec<(u64, SymbolTier, bool)> = Vec::new();
     let mut partial_rank = 0usize;
     let mut weak_rank = 0usize;
-    for QueryIdent { text, strong } in idents.iter().filter(|_| lexical) {
+    let asked: Vec<(String, bool)> = idents
+        .iter()
+        .filter(|_| lexical)
+        .map(|QueryIdent { text, strong }| (text.clone(), *strong))
+        .collect();
+    let found = store.lookup_symbols_many(&asked, 50)?;
+    for ((_, strong), matches) in asked.iter().zip(found) {
         let strong = *strong;
-        for m in store.lookup_symbols(text, 50, strong)? {
+        for m in matches {
             if let Some(set) = &allowed_set
                 && !set.contains(m.path.as_str())
             {

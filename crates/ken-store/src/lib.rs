@@ -66,6 +66,19 @@ pub trait Store {
     /// Definitions whose name matches `ident`: exact, then (when `partial`)
     /// prefix, then substring.
     fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>>;
+    /// [`Store::lookup_symbols`] for several identifiers, `(ident,
+    /// partial)` each, answered in order; a store with round trips runs
+    /// them at once.
+    fn lookup_symbols_many(
+        &self,
+        idents: &[(String, bool)],
+        limit: usize,
+    ) -> Result<Vec<Vec<SymbolMatch>>> {
+        idents
+            .iter()
+            .map(|(ident, partial)| self.lookup_symbols(ident, limit, *partial))
+            .collect()
+    }
     /// Chunks by id, in the order asked (unknown ids are left out).
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>>;
     /// Chunks by id without their text (`text` is empty), for ranking.

@@ -19,6 +19,8 @@ pub(crate) struct Postings {
     fields: Vec<i16>,
     terms: Vec<String>,
     tfs: Vec<i32>,
+    /// The length of each posting's field.
+    term_lens: Vec<i32>,
     len_docs: Vec<i64>,
     len_fields: Vec<i16>,
     lens: Vec<i32>,
@@ -39,6 +41,7 @@ impl Postings {
                 self.fields.push(field as i16);
                 self.terms.push(term);
                 self.tfs.push(tf);
+                self.term_lens.push(len);
             }
             self.len_docs.push(doc);
             self.len_fields.push(field as i16);
@@ -53,8 +56,8 @@ impl Postings {
         files: bool,
     ) -> Result<()> {
         sqlx::query(
-            "INSERT INTO lex_terms(repo, files, doc, field, term, tf)
-             SELECT $1, $2, * FROM unnest($3::bigint[], $4::smallint[], $5::text[], $6::int[])",
+            "INSERT INTO lex_terms(repo, files, doc, field, term, tf, len)
+             SELECT $1, $2, * FROM unnest($3::bigint[], $4::smallint[], $5::text[], $6::int[], $7::int[])",
         )
         .bind(repo)
         .bind(files)
@@ -62,6 +65,7 @@ impl Postings {
         .bind(&self.fields)
         .bind(&self.terms)
         .bind(&self.tfs)
+        .bind(&self.term_lens)
         .execute(&mut **tx)
         .await?;
         sqlx::query(
@@ -121,27 +125,27 @@ pub(crate) async fn search(
     };
     let filter = format!(
         " AND (cardinality($7::text[]) = 0
-               OR t.doc IN (SELECT {id} FROM {table} WHERE repo = $1 AND language = ANY($7)))
-          AND (NOT $9 OR t.doc IN (SELECT {id} FROM {table} WHERE repo = $1 AND path = ANY($8)))"
+               OR p.doc IN (SELECT {id} FROM {table} WHERE repo = $1 AND language = ANY($7)))
+          AND (NOT $9 OR p.doc IN (SELECT {id} FROM {table} WHERE repo = $1 AND path = ANY($8)))"
     );
+    // the query terms' postings, read once from the covering index; the
+    // document frequencies count all of them, the filters apply to scoring
     let sql = format!(
-        "WITH q AS (SELECT DISTINCT unnest($3::text[]) AS term),
+        "WITH p AS MATERIALIZED (
+             SELECT t.doc, t.field, t.term, t.tf, t.len FROM lex_terms t
+             WHERE t.repo = $1 AND t.files = $2 AND t.term = ANY($3::text[])),
          w AS (SELECT * FROM unnest($4::smallint[], $5::real[]) AS w(field, weight) WHERE weight > 0),
          n AS (SELECT field, n::float8 AS n, greatest(total::float8 / greatest(n, 1), 1e-9) AS avglen
                FROM lex_stats WHERE repo = $1 AND files = $2),
-         df AS (SELECT t.field, t.term, count(*)::float8 AS df
-                FROM lex_terms t JOIN q ON q.term = t.term
-                WHERE t.repo = $1 AND t.files = $2 GROUP BY t.field, t.term)
-         SELECT t.doc, sum(w.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
-                   * (t.tf * 2.2) / (t.tf + 1.2 * (0.25 + 0.75 * l.len / n.avglen)))::float4 AS score
-         FROM lex_terms t
-         JOIN q ON q.term = t.term
-         JOIN w ON w.field = t.field
-         JOIN df ON df.field = t.field AND df.term = t.term
-         JOIN n ON n.field = t.field
-         JOIN lex_lens l ON l.repo = t.repo AND l.files = t.files AND l.doc = t.doc AND l.field = t.field
-         WHERE t.repo = $1 AND t.files = $2 {filter}
-         GROUP BY t.doc ORDER BY score DESC, t.doc LIMIT $6"
+         df AS (SELECT field, term, count(*)::float8 AS df FROM p GROUP BY field, term)
+         SELECT p.doc, sum(w.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
+                   * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * p.len / n.avglen)))::float4 AS score
+         FROM p
+         JOIN w ON w.field = p.field
+         JOIN df ON df.field = p.field AND df.term = p.term
+         JOIN n ON n.field = p.field
+         WHERE true {filter}
+         GROUP BY p.doc ORDER BY score DESC, p.doc LIMIT $6"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(repo)

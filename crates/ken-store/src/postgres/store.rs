@@ -513,6 +513,31 @@ impl Store for PgStore {
         })
     }
 
+    fn lookup_symbols_many(
+        &self,
+        idents: &[(String, bool)],
+        limit: usize,
+    ) -> Result<Vec<Vec<SymbolMatch>>> {
+        let idents = idents.to_vec();
+        self.read(move |pool, repo| async move {
+            // one hop for all of them, each on its own connection
+            let mut set = tokio::task::JoinSet::new();
+            let n = idents.len();
+            for (i, (ident, partial)) in idents.into_iter().enumerate() {
+                let pool = pool.clone();
+                set.spawn(
+                    async move { (i, lookup_symbols(&pool, repo, &ident, limit, partial).await) },
+                );
+            }
+            let mut out = vec![Vec::new(); n];
+            while let Some(done) = set.join_next().await {
+                let (i, found) = done.map_err(other)?;
+                out[i] = found?;
+            }
+            Ok(out)
+        })
+    }
+
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {
         let ids = ids_i64(ids);
         self.read(|pool, repo| async move { chunks_by_id(&pool, repo, ids, true).await })

@@ -171,12 +171,10 @@ pub(crate) async fn index(
             .execute(&mut *tx)
             .await?;
         }
-        let held: i64 = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM {t}"
-        )))
-        .fetch_one(&mut *tx)
-        .await?
-        .get(0);
+        let held: i64 = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {t}")))
+            .fetch_one(&mut *tx)
+            .await?
+            .get(0);
         meta.rows = held as usize;
     }
     let json = serde_json::to_string(&meta).map_err(|e| StoreError::Other(e.to_string()))?;

@@ -211,6 +211,26 @@ pub fn batches_round_trip(p: &dyn StoreProvider) {
     assert!(w.lookup_symbols("retry_for", 10, false).unwrap().is_empty());
     let m = w.lookup_symbols("retry_for", 10, true).unwrap();
     assert_eq!(m[0].name, "retry_forever");
+    // several at once: the same answers, in the order asked
+    let asked: Vec<(String, bool)> = [
+        ("SessionStore", false),
+        ("retry_for", true),
+        ("nothing_like_it", true),
+        ("sessionstore", false),
+    ]
+    .iter()
+    .map(|(i, p)| (i.to_string(), *p))
+    .collect();
+    let many = w.lookup_symbols_many(&asked, 10).unwrap();
+    assert_eq!(many.len(), asked.len());
+    for ((ident, partial), got) in asked.iter().zip(&many) {
+        let one = w.lookup_symbols(ident, 10, *partial).unwrap();
+        let key = |v: &[ken_store::SymbolMatch]| -> Vec<(String, u32, SymbolTier)> {
+            v.iter().map(|m| (m.path.clone(), m.start_line, m.tier)).collect()
+        };
+        assert_eq!(key(got), key(&one), "{ident}");
+    }
+    assert!(many[2].is_empty());
 
     // lexical: identifiers are split, hits are chunks of the right file
     let hits = w.search_chunks(&query("refresh token")).unwrap();
