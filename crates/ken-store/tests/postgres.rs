@@ -100,6 +100,7 @@ conformance!(
     vector_cache,
     graph_facts_edges_and_ranks,
     vector_search,
+    readers_see_whole_batches,
 );
 
 #[test]

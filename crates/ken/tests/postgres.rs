@@ -367,3 +367,85 @@ fn a_job_of_a_killed_worker_is_finished_by_another() {
     assert_eq!(done["repos"][0]["stats"], want["repos"][0]["stats"]);
     assert_eq!(done["repos"][0]["commit"], want["repos"][0]["commit"]);
 }
+
+/// Two servers on one database (each with a home of its own, as on two
+/// machines) and a worker: a job queued on one server is run by the
+/// worker, and a search on the other server sees the commit as soon as
+/// the job is done; concurrent searches on both answer alike.
+#[test]
+fn two_servers_and_a_worker_share_one_database() {
+    let db = Db::new();
+    let url = db.url();
+    let r = Repo::new();
+    python_project(&r);
+    let first = r.commit("initial");
+    let src = r.path().to_str().unwrap().to_string();
+    let (a_home, b_home, w_home) = (Ken::new(), Ken::new(), Ken::new());
+    a_home.index(&[&src, "--rev", &first, "--name", "shop", "--store", &url]);
+    let t = pg_token(&a_home, &url, "index");
+    let a = Server::start_with(&a_home, &["--store", &url, "--no-jobs"], &[]);
+    let b = Server::start_with(&b_home, &["--store", &url, "--no-jobs"], &[]);
+    let mut worker = w_home.cmd();
+    worker.args(["worker", "--quiet", "--store", &url]);
+    let mut worker = worker.spawn().unwrap();
+
+    let (st, v) = b.get("/api/v1/search?q=refund_payment", Some(&t));
+    assert_eq!(st, 200, "{v}");
+    assert!(
+        !paths(&v).contains(&"src/shop/refunds.py".to_string()),
+        "{v}"
+    );
+    // a commit, queued on A, run by the worker, seen on B
+    r.write(
+        "src/shop/refunds.py",
+        "def refund_payment(payment):\n    \"\"\"Give the money back.\"\"\"\n    return -payment.amount\n",
+    );
+    r.commit("refunds");
+    let (st, v) = a.post(
+        "/api/v1/repos/shop/index",
+        Some(&t),
+        &serde_json::json!({"rev": "HEAD"}),
+    );
+    assert_eq!(st, 202, "{v}");
+    let job = v["job"].as_str().unwrap().to_string();
+    let done = b.wait_job(&job, &t, std::time::Duration::from_secs(120));
+    assert_eq!(done["state"], "done", "{done}");
+    // readers check the data version at most every 200 ms
+    let seen_after = std::time::Instant::now();
+    let v = loop {
+        let (_, v) = b.get("/api/v1/search?q=refund_payment", Some(&t));
+        if paths(&v).first().map(String::as_str) == Some("src/shop/refunds.py") {
+            break v;
+        }
+        assert!(
+            seen_after.elapsed().as_millis() < 2000,
+            "B does not see the worker's commit: {v}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(v["results"][0]["path"], "src/shop/refunds.py");
+
+    // many searches at once on both servers: every one answers, alike
+    let answers: Vec<(u16, Vec<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..16)
+            .map(|i| {
+                let (server, t) = (if i % 2 == 0 { &a } else { &b }, &t);
+                s.spawn(move || {
+                    let (st, v) =
+                        server.get("/api/v1/search?q=refresh%20the%20session%20token", Some(t));
+                    (st, top_paths(&v, 3))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(answers.iter().all(|(st, _)| *st == 200), "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .all(|(_, p)| *p == answers[0].1 && !p.is_empty()),
+        "{answers:?}"
+    );
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+}

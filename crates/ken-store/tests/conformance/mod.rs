@@ -226,7 +226,9 @@ pub fn batches_round_trip(p: &dyn StoreProvider) {
     for ((ident, partial), got) in asked.iter().zip(&many) {
         let one = w.lookup_symbols(ident, 10, *partial).unwrap();
         let key = |v: &[ken_store::SymbolMatch]| -> Vec<(String, u32, SymbolTier)> {
-            v.iter().map(|m| (m.path.clone(), m.start_line, m.tier)).collect()
+            v.iter()
+                .map(|m| (m.path.clone(), m.start_line, m.tier))
+                .collect()
         };
         assert_eq!(key(got), key(&one), "{ident}");
     }
@@ -839,4 +841,92 @@ pub fn vector_search(p: &dyn StoreProvider) {
     drop(w);
     p.remove("vecs").unwrap();
     assert!(!p.exists("vecs").unwrap());
+}
+
+/// A writer and readers at once: a reader opened at any moment (as the
+/// engine reopens when the data version moves) sees each batch whole or
+/// not at all — both files of a pair with their chunks and symbols, and
+/// no lexical hit of a file it does not have.
+pub fn readers_see_whole_batches(p: &dyn StoreProvider) {
+    const BATCHES: usize = 12;
+    let pair = |n: usize| {
+        vec![
+            upsert(
+                &format!("src/a_{n}.py"),
+                &format!("def left_{n}(x):\n    \"\"\"paired twin {n}\"\"\"\n    return x\n"),
+            ),
+            upsert(
+                &format!("src/b_{n}.py"),
+                &format!("def right_{n}(x):\n    \"\"\"paired twin {n}\"\"\"\n    return x\n"),
+            ),
+        ]
+    };
+    let mut w = p.open_for_writing("race").unwrap();
+    w.write_batch(Batch {
+        upserts: pair(0),
+        deletes: Vec::new(),
+    })
+    .unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            // looks at one unchanging state
+            let mut looks = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) || looks < 3 {
+                let r = p.open("race").unwrap();
+                let version = r.data_version().unwrap();
+                // one call is one state
+                let files: HashSet<String> =
+                    r.files().unwrap().into_iter().map(|f| f.path).collect();
+                for n in 0..BATCHES {
+                    let (a, b) = (format!("src/a_{n}.py"), format!("src/b_{n}.py"));
+                    assert_eq!(
+                        files.contains(&a),
+                        files.contains(&b),
+                        "half a batch: {files:?}"
+                    );
+                }
+                let mut chunked = Vec::new();
+                for f in &files {
+                    chunked.push((f.clone(), r.chunks_of_file(f).unwrap().len()));
+                }
+                let hits = r.search_chunks(&query("paired twin")).unwrap();
+                let ids: Vec<u64> = hits.iter().map(|h| h.chunk_id).collect();
+                let hit_paths: Vec<String> = r
+                    .chunks(&ids)
+                    .unwrap()
+                    .into_iter()
+                    .map(|c| c.path)
+                    .collect();
+                // calls agree with each other when no batch came in between
+                if r.data_version().unwrap() == version {
+                    for (f, n) in &chunked {
+                        assert!(*n > 0, "{f} has no chunks");
+                    }
+                    for path in &hit_paths {
+                        assert!(files.contains(path), "a hit in {path}, not a file");
+                    }
+                    assert!(!hits.is_empty() || files.is_empty());
+                    looks += 1;
+                }
+            }
+            looks
+        });
+        for n in 1..BATCHES {
+            w.write_batch(Batch {
+                upserts: pair(n),
+                deletes: if n % 3 == 0 {
+                    vec![format!("src/a_{}.py", n - 2), format!("src/b_{}.py", n - 2)]
+                } else {
+                    Vec::new()
+                },
+            })
+            .unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(reader.join().unwrap() >= 3);
+    });
+    let r = p.open("race").unwrap();
+    assert_eq!(r.files().unwrap().len(), 2 * (BATCHES - 3));
+    assert_eq!(r.lookup_symbols("right_11", 5, false).unwrap().len(), 1);
 }
