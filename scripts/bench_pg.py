@@ -176,6 +176,16 @@ class Pg:
         self.created.append(db)
         return db
 
+    def activity(self, db):
+        """What the database's other sessions are doing: (seconds, state, query)."""
+        return self.psql(db, "SELECT round(extract(epoch FROM now() - query_start))::int, state, "
+                             "left(regexp_replace(query, '\\s+', ' ', 'g'), 300) FROM pg_stat_activity "
+                             f"WHERE datname = '{db}' AND pid <> pg_backend_pid() AND state <> 'idle' "
+                             "ORDER BY query_start")
+
+    def cancel(self, db):
+        self.psql("postgres", f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{db}'")
+
     def version(self):
         return self.psql("postgres", "SHOW server_version")[0][0]
 
@@ -206,14 +216,18 @@ class Ken:
             cmd += ["--store", store]
         return cmd + ["--embedder", self.opts.embedder] + list(args)
 
-    def run(self, home, store, args, env=None):
-        p = subprocess.run(self.argv(home, store, args), capture_output=True, text=True, env=env or self.env)
+    def run(self, home, store, args, env=None, timeout=None):
+        try:
+            p = subprocess.run(self.argv(home, store, args), capture_output=True, text=True, env=env or self.env,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:  # run() has killed it
+            raise TimeoutError(f"ken {' '.join(args)} did not finish in {timeout:.0f} s") from None
         if p.returncode != 0:
             raise RuntimeError(f"ken {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
         return p.stdout
 
-    def json(self, home, store, args, env=None):
-        return json.loads(self.run(home, store, ["--json", *args], env))
+    def json(self, home, store, args, env=None, timeout=None):
+        return json.loads(self.run(home, store, ["--json", *args], env, timeout))
 
     def token(self, home, store, scope):
         return self.json(home, store, ["token", "create", "--repo", "*", "--scope", scope])["token"]
@@ -350,30 +364,55 @@ def queue_jobs(ken, home, store, items, label):
 
 # ---------------------------------------------------------------- 1. index + search
 
+def index_once(opts, ken, pg, home, db, name, gitdir, sha):
+    """One `ken index --json` (into db, or the embedded home): its numbers, or its error."""
+    url = pg.url(db) if db else None
+    t0 = time.perf_counter()
+    try:
+        rep = ken.json(home, url, ["index", gitdir, "--rev", sha, "--name", name], timeout=opts.index_timeout)
+    except TimeoutError as e:
+        msg = str(e)
+        if db:
+            busy = pg.activity(db)
+            msg += "; PostgreSQL was then running: " + ("; ".join(
+                f"[{st}, {sec} s] {q}" for sec, st, q in busy) or "nothing")
+            pg.cancel(db)  # the killed client's query would run on
+        return {"error": msg, "wall": time.perf_counter() - t0}
+    except RuntimeError as e:
+        return {"error": str(e), "wall": time.perf_counter() - t0}
+    wall = time.perf_counter() - t0
+    return {
+        "wall": wall, "files": rep["files"], "chunks": rep["chunks"], "elapsed_ms": rep.get("elapsed_ms"),
+        "people_s": (rep.get("people") or {}).get("seconds", 0.0),
+        "graph_s": (rep.get("graph") or {}).get("seconds", 0.0),
+        "embedded": (rep.get("embed") or {}).get("embedded"),
+    }
+
+
 def section_index(opts, ken, pg, repos, workdir, evalq):
     res = {"rows": [], "home": os.path.join(workdir, "embedded-home"), "pg_home": os.path.join(workdir, "pg-home")}
     res["db"] = pg.create("index")
     res["url"] = pg.url(res["db"])
     for name, (gitdir, sha) in repos.items():
         row = {"repo": name, "commit": sha}
-        for store, home, url in (("embedded", res["home"], None), ("postgres", res["pg_home"], res["url"])):
-            t0 = time.perf_counter()
-            try:
-                rep = ken.json(home, url, ["index", gitdir, "--rev", sha, "--name", name])
-            except RuntimeError as e:
-                row[store] = {"error": str(e), "wall": time.perf_counter() - t0}
-                log(f"FAILED to index {name} into {store}: {e}")
+        for store, db in (("embedded", None), ("postgres", res["db"])):
+            row[store] = r = index_once(opts, ken, pg, res["home"] if db is None else res["pg_home"], db,
+                                        name, gitdir, sha)
+            if "error" in r:
+                log(f"FAILED to index {name} into {store} after {r['wall']:.0f}s: {r['error']}")
+                if db and opts.retry_alone:
+                    # again, alone in a fresh database: is it the shared database?
+                    alone = pg.create("alone_" + re.sub(r"\W", "_", name).lower())
+                    row["postgres_alone"] = index_once(opts, ken, pg, os.path.join(workdir, "alone-home"), alone,
+                                                       name, gitdir, sha)
+                    row["postgres_alone"]["db"] = alone
+                    a = row["postgres_alone"]
+                    log(f"  alone in a fresh database: " + (f"FAILED: {a['error']}" if "error" in a else
+                                                            f"{a['chunks']} chunks in {a['wall']:.1f}s"))
                 continue
-            wall = time.perf_counter() - t0
-            row[store] = {
-                "wall": wall, "files": rep["files"], "chunks": rep["chunks"], "elapsed_ms": rep.get("elapsed_ms"),
-                "people_s": (rep.get("people") or {}).get("seconds", 0.0),
-                "graph_s": (rep.get("graph") or {}).get("seconds", 0.0),
-                "embedded": (rep.get("embed") or {}).get("embedded"),
-            }
-            log(f"indexed {name} into {store}: {rep['files']} files, {rep['chunks']} chunks in {wall:.1f}s")
+            log(f"indexed {name} into {store}: {r['files']} files, {r['chunks']} chunks in {r['wall']:.1f}s")
         res["rows"].append(row)
-    # the later sections use the repositories that both stores indexed
+    # the later sections use the repositories that both stores indexed (into the shared database)
     res["ok"] = [r["repo"] for r in res["rows"] if "error" not in r["embedded"] and "error" not in r["postgres"]]
     res["failed"] = [r for r in res["rows"] if r["repo"] not in res["ok"]]
     return res
@@ -608,12 +647,18 @@ def section_kill(opts, ken, pg, repos, name, workdir, idx):
     res["result"] = j.get("result") or {}
     log(f"job {j['state']} {res['recovery_s']:.1f}s after the kill (attempts {j.get('attempts')})")
     # a clean index of the same commit: section 1's database, else a fresh one
-    if idx and name in idx["ok"]:
+    row = next((r for r in idx["rows"] if r["repo"] == name), None) if idx else None
+    if row and "error" not in row["postgres"]:
         clean_db = idx["db"]
-        res["clean_wall"] = round(next(r for r in idx["rows"] if r["repo"] == name)["postgres"]["wall"], 1)
+        res["clean_wall"] = round(row["postgres"]["wall"], 1)
+    elif row and row.get("postgres_alone") and "error" not in row["postgres_alone"]:
+        clean_db = row["postgres_alone"]["db"]
+        res["clean_wall"] = round(row["postgres_alone"]["wall"], 1)
     else:
         clean_db = pg.create("clean")
+        t0 = time.perf_counter()
         ken.run(os.path.join(workdir, "clean-home"), pg.url(clean_db), ["index", gitdir, "--rev", sha, "--name", name])
+        res["clean_wall"] = round(time.perf_counter() - t0, 1)
     res["killed"] = db_report(pg, db, name)
     res["clean"] = db_report(pg, clean_db, name)
     return res
@@ -825,8 +870,22 @@ def report(opts, argv, info, idx, search, workers, kill, conc, started, pg_versi
     for r in idx["failed"]:
         for store in ("embedded", "postgres"):
             if "error" in r[store]:
-                L += [f"**{r['repo']} failed to index into the {store} store** after {r[store]['wall']:.1f} s "
-                      "(left out of every later section):", "", "```", r[store]["error"], "```", ""]
+                L += [f"**{r['repo']} failed to index into the {store} store"
+                      + (" (the database shared by all the repositories)" if store == "postgres" else "")
+                      + f"** after {r[store]['wall']:.1f} s (left out of sections 1b, 2 and 4):", "",
+                      "```", r[store]["error"], "```", ""]
+        a = r.get("postgres_alone")
+        if a:
+            if "error" in a:
+                L += ["Again, alone in a fresh database: failed too after " f"{a['wall']:.1f} s:", "",
+                      "```", a["error"], "```", ""]
+            else:
+                e = r["embedded"]
+                L += [f"Again, alone in a fresh database: {a['files']} files, {a['chunks']} chunks in "
+                      f"**{a['wall']:.1f} s** ({a['files'] / a['wall']:.0f} files/s, {a['chunks'] / a['wall']:.0f} "
+                      f"chunks/s, history+blame {a['people_s']:.1f} s)"
+                      + (f"; embedded: {e['wall']:.1f} s, PG / embedded {a['wall'] / e['wall']:.2f}."
+                         if "error" not in e else "."), ""]
 
     if search:
         L += ["## 1b. Search latency, embedded store vs PostgreSQL", ""]
@@ -916,8 +975,8 @@ def report(opts, argv, info, idx, search, workers, kill, conc, started, pg_versi
                   f"error {kill['final']['error']!r})",
                   f"- the second run's report: {r.get('files')} files, processed {r.get('processed')}, "
                   f"added {r.get('added')}, {r.get('chunks')} chunks, {fmt((r.get('elapsed_ms') or 0) / 1000)} s",
-                  f"- for comparison, a clean index of the same commit by the CLI took {kill['clean_wall']} s "
-                  "(section 1, PostgreSQL)" if kill.get("clean_wall") else "- no clean index time (not in section 1)",
+                  f"- for comparison, a clean index of the same commit by the CLI into PostgreSQL took {kill['clean_wall']} s "
+                  "(its tables are the clean side below)",
                   "- state changes after the kill (s after the kill, state, attempts, progress): "
                   + "; ".join(f"{t} {s} {a} {json.dumps(p)}" for t, s, a, p in kill["events"]), "",
                   "| rows | after kill + recovery | clean index | difference |", "|---|---|---|---|"]
@@ -981,7 +1040,12 @@ def main():
     ap.add_argument("--duration", type=int, default=30, help="seconds of load per row (section 4)")
     ap.add_argument("--no-wrk", action="store_true", help="use Python threads even if wrk is installed")
     ap.add_argument("--poll", type=float, default=0.5, help="seconds between job polls")
-    ap.add_argument("--job-timeout", type=float, default=1200)
+    ap.add_argument("--job-timeout", type=float, default=900, help="most seconds a job wait may take")
+    ap.add_argument("--index-timeout", type=float, default=300,
+                    help="most seconds one `ken index` of section 1 may take (then it is killed, and what "
+                         "PostgreSQL was running is reported)")
+    ap.add_argument("--no-retry-alone", dest="retry_alone", action="store_false",
+                    help="do not index a repository that failed in the shared database again in a fresh one")
     ap.add_argument("--skip", default="", help="comma-separated: eval,search,workers,kill,concurrency")
     ap.add_argument("--quick", action="store_true",
                     help="short settings for a trial: 10 queries per repository, 5 s of load per row, kill at 30%%")
@@ -1029,18 +1093,32 @@ def main():
         if "search" not in opts.skip:
             search = section_search(opts, ken, pg, idx, repos, evalq, workdir)
         files = {r["repo"]: r["embedded"].get("files", 0) for r in idx["rows"]}
+        errors = {}
+
+        def attempt(section, f):
+            """A section that fails is reported as failed; the others still run."""
+            try:
+                return f()
+            except (RuntimeError, TimeoutError, subprocess.CalledProcessError, OSError, KeyError, ValueError) as e:
+                detail = e.stderr if isinstance(e, subprocess.CalledProcessError) else ""
+                errors[section] = f"{type(e).__name__}: {e} {detail}".strip()
+                log(f"section {section} FAILED: {errors[section]}")
+                stop_all()
+                return None
         if "workers" not in opts.skip:
             names = opts.worker_repos.split(",") if opts.worker_repos else \
                 [n for n in idx["ok"] if files[n] <= opts.worker_max_files]
-            workers = section_workers(opts, ken, pg, repos, names, workdir, idx)
+            workers = attempt("2. workers", lambda: section_workers(opts, ken, pg, repos, names, workdir, idx))
         if "kill" not in opts.skip:
-            kill_repo = opts.kill_repo or max(idx["ok"], key=files.get)
-            kill = section_kill(opts, ken, pg, repos, kill_repo, workdir, idx)
+            kill_repo = opts.kill_repo or max(files, key=files.get)
+            kill = attempt("3. kill", lambda: section_kill(opts, ken, pg, repos, kill_repo, workdir, idx))
         if "concurrency" not in opts.skip:
             qs = search["queries"] if search else \
                 {n: http_queries(n, *repos[n], evalq, opts.http_queries) for n in idx["ok"]}
-            conc = section_concurrency(opts, ken, idx, qs, workdir)
+            conc = attempt("4. concurrency", lambda: section_concurrency(opts, ken, idx, qs, workdir))
         text = report(opts, sys.argv, info, idx, search, workers, kill, conc, started, pg_version)
+        for section, e in errors.items():
+            text += f"\n**Section {section} failed:**\n\n```\n{e}\n```\n"
         print(text)
         if opts.out:
             with open(opts.out, "w") as f:

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 use ken_graph::{CodeGraph, DefKey, FileGraph, NodeId, RankOptions, Reached, SymbolIndex};
-use ken_store::Store;
+use ken_store::GraphStore;
 use serde::Serialize;
 
 use crate::Result;
@@ -29,7 +29,7 @@ pub struct GraphReport {
 /// removed `removed` (paths). `seq_before` is the store's batch sequence
 /// before the run: the saved symbol index is used only if it matches it.
 pub fn update_graph(
-    store: &mut dyn Store,
+    store: &mut dyn GraphStore,
     changed: &[String],
     removed: &[String],
     seq_before: u64,
@@ -151,7 +151,7 @@ pub enum Walk {
 
 /// Callers, callees or impact of the definitions named `symbol`
 /// (`name`, `Class.method`, or `path:name` to pick one).
-pub fn structure(store: &dyn Store, symbol: &str, walk: Walk) -> Result<StructureResult> {
+pub fn structure(store: &dyn GraphStore, symbol: &str, walk: Walk) -> Result<StructureResult> {
     Ok(load_graph(store)?.structure(symbol, walk))
 }
 
@@ -163,7 +163,7 @@ pub struct LoadedGraph {
 }
 
 /// Load the graph from the store's facts and resolved edges.
-pub fn load_graph(store: &dyn Store) -> Result<LoadedGraph> {
+pub fn load_graph(store: &dyn GraphStore) -> Result<LoadedGraph> {
     let facts = store.graph_facts(None)?;
     let index = SymbolIndex::build(facts.iter());
     let edges = store.edges()?;

@@ -262,7 +262,7 @@ impl Engine {
         // the same commit again: nothing to do while the index is there (or
         // on its way there); once it has moved on, a push indexes it again
         // (the live state, not the one the repository was opened with)
-        let state = ken_store::Store::state(&*repo.store)?;
+        let state = ken_store::IndexStore::state(&*repo.store)?;
         let indexed_here =
             state.pending.is_none() && state.commit.as_deref() == Some(after.as_str());
         if indexed_here {

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use ken_core::AuthorShare;
 use ken_source::{BlameMethod, BlameOptions, GitRepo, Identities, LogOptions, PersonRef};
-use ken_store::{BlameLines, CommitRecord, FileBlameRecord, Store};
+use ken_store::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Store};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -150,7 +150,7 @@ pub fn observed_identities(home: &Path, store: &dyn Store) -> Result<Identities>
 
 /// Authorship of line ranges, with caches (one per query).
 pub struct Authorship<'a> {
-    store: &'a dyn Store,
+    store: &'a dyn HistoryStore,
     ids: &'a Identities,
     blame: HashMap<String, Vec<BlameLines>>,
     commits: HashMap<String, CommitRecord>,
@@ -167,7 +167,7 @@ pub struct RangeAuthors {
 }
 
 impl<'a> Authorship<'a> {
-    pub fn new(store: &'a dyn Store, ids: &'a Identities) -> Authorship<'a> {
+    pub fn new(store: &'a dyn HistoryStore, ids: &'a Identities) -> Authorship<'a> {
         Authorship {
             store,
             ids,
@@ -329,7 +329,7 @@ fn recency(now: i64, when: i64) -> f32 {
 /// Rank the people who know `targets`: recency-weighted line ownership,
 /// plus their commits that touched the targets' files. Bots are left out.
 pub fn rank_people(
-    store: &dyn Store,
+    store: &dyn HistoryStore,
     ids: &Identities,
     targets: &[Target],
     now: i64,
@@ -420,7 +420,7 @@ pub struct PersonSummary {
 }
 
 pub fn people(
-    store: &dyn Store,
+    store: &dyn HistoryStore,
     mut ids: Identities,
     include_bots: bool,
 ) -> Result<Vec<PersonSummary>> {
@@ -456,7 +456,7 @@ pub fn people(
 
 /// The shas of commits by people matching `who` (any alias), within times.
 pub fn commits_by(
-    store: &dyn Store,
+    store: &dyn HistoryStore,
     ids: &Identities,
     who: Option<&str>,
     since: Option<i64>,

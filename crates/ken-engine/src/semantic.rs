@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ken_embed::{Embedder, HttpConfig, HttpEmbedder, LocalEmbedder, LocalOptions, StaticEmbedder};
-use ken_store::{Store, StoredChunk, VectorMeta};
+use ken_store::{Store, StoredChunk, VectorMeta, VectorStore};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -350,7 +350,7 @@ pub fn dense_search(
 
 /// Dense retrieval in `store`'s vector search of the embedder's model.
 pub fn dense_search_in(
-    store: &dyn Store,
+    store: &dyn VectorStore,
     view: &VectorView,
     embedder: &dyn Embedder,
     query: &str,

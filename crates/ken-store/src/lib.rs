@@ -5,11 +5,17 @@
 //! writer per repository), and removes one. [`EmbeddedProvider`] keeps them
 //! as directories under `$KEN_HOME/repos`.
 //!
-//! A [`Store`] holds one repository's index: its files and their content,
-//! chunks, the symbol table, the lexical index and the index state. The
+//! A [`Store`] holds one repository's index, in five parts: the index as a
+//! whole and its writes ([`IndexStore`]), chunks with lexical and symbol
+//! search ([`ChunkStore`]), the code graph ([`GraphStore`]), history and
+//! blame ([`HistoryStore`]), embeddings with vector search inside the
+//! store ([`VectorStore`]). Data is scoped by repository; each
+//! implementation's private formats stay behind these traits. The
 //! embedded implementation ([`EmbeddedStore`]: tantivy + SQLite in one
-//! directory) is the default; a PostgreSQL implementation will pass the same
-//! test suite.
+//! directory) is the default; [`PgStore`] keeps every repository in one
+//! PostgreSQL database with pgvector. Both pass one conformance suite
+//! (`tests/conformance/`). The job queue, tokens and webhook deliveries are
+//! the [`Home`] trait.
 //!
 //! Writes arrive in batches of whole files ([`Batch`]); each batch is atomic:
 //! after a crash at any point the store shows the state before or after the
@@ -31,8 +37,16 @@ pub use types::*;
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// One repository's index.
-pub trait Store {
+/// One repository's index: every part the engine needs. Implemented for
+/// anything that implements the parts; the engine holds a `dyn Store` and
+/// passes a narrower part (`&dyn HistoryStore`, ...) to code that needs
+/// only that.
+pub trait Store: IndexStore + ChunkStore + GraphStore + HistoryStore + VectorStore {}
+
+impl<T: IndexStore + ChunkStore + GraphStore + HistoryStore + VectorStore + ?Sized> Store for T {}
+
+/// The index as a whole: its version, state and files, and writing batches of whole files.
+pub trait IndexStore {
     /// A number that changes whenever a writer (of this process or
     /// another) commits anything to this index: readers compare it to know
     /// when to reopen.
@@ -47,7 +61,6 @@ pub trait Store {
     fn location(&self) -> String;
     /// Bytes the index takes.
     fn size_bytes(&self) -> Result<u64>;
-
     /// The index state (which commit is indexed, counts...).
     fn state(&self) -> Result<IndexState>;
     /// Record the index state; called once a run has written every batch.
@@ -58,7 +71,10 @@ pub trait Store {
     fn write_batch(&mut self, batch: Batch) -> Result<()>;
     /// Housekeeping after a run (drop unreferenced content, merge segments).
     fn finish(&mut self) -> Result<()>;
+}
 
+/// Chunks, their text, and finding them: BM25 over chunks and files, symbol look-ups.
+pub trait ChunkStore {
     /// BM25 over chunks.
     fn search_chunks(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>>;
     /// BM25 over whole files.
@@ -94,7 +110,10 @@ pub trait Store {
     fn chunk_ids(&self) -> Result<Vec<u64>>;
     /// Every chunk, in id order (for embedding and rebuilding derived indexes).
     fn all_chunks(&self) -> Result<Vec<StoredChunk>>;
+}
 
+/// The code graph: definitions and references per file, resolved edges, PageRank, the saved symbol index.
+pub trait GraphStore {
     /// Definitions and references of the given files (all files when None).
     fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>>;
     /// Replace the edges written in `paths` (every edge when None).
@@ -114,7 +133,10 @@ pub trait Store {
     /// The saved symbol index and the batch sequence it reflects.
     fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>>;
     fn save_graph_index(&mut self, seq: u64, index: &ken_graph::SymbolIndex) -> Result<()>;
+}
 
+/// History and blame: commits with their files, commit search, per-line blame.
+pub trait HistoryStore {
     /// Commits known, and the newest committer time.
     fn commit_stats(&self) -> Result<(u64, Option<i64>)>;
     /// Add commits not yet known (with their changed files); returns how many were new.
@@ -152,7 +174,10 @@ pub trait Store {
     }
     /// Paths with lines last changed by one of `shas`.
     fn paths_blamed_on(&self, shas: &[String]) -> Result<std::collections::HashSet<String>>;
+}
 
+/// Embeddings: the vector cache (by text hash and model) and vector search over chunks.
+pub trait VectorStore {
     /// Which of `keys` (hashes of embedded texts) already have a vector for `model`.
     fn vector_keys_present(
         &self,

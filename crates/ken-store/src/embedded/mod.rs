@@ -33,8 +33,9 @@ use self::lexical::{LexDoc, LexicalIndex};
 pub use self::provider::{EmbeddedProvider, dir_name};
 pub use self::sql::fold;
 use crate::{
-    Batch, FileContent, FileHit, FileRecord, IndexState, LexicalHit, LexicalQuery, Result, Stats,
-    Store, StoreError, StoredChunk, SymbolMatch, VectorMeta,
+    Batch, ChunkStore, FileContent, FileHit, FileRecord, GraphStore, HistoryStore, IndexState,
+    IndexStore, LexicalHit, LexicalQuery, Result, Stats, StoreError, StoredChunk, SymbolMatch,
+    VectorMeta, VectorStore,
 };
 
 const CHUNK_WRITER_MEMORY: usize = 64 << 20;
@@ -220,7 +221,7 @@ pub(crate) fn home_chunk(def: &Definition, chunks: &[Chunk]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-impl Store for EmbeddedStore {
+impl IndexStore for EmbeddedStore {
     fn data_version(&self) -> Result<u64> {
         self.conns.data_version()
     }
@@ -476,7 +477,9 @@ impl Store for EmbeddedStore {
         conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
         Ok(())
     }
+}
 
+impl ChunkStore for EmbeddedStore {
     fn search_chunks(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>> {
         Ok(self
             .chunk_index
@@ -546,7 +549,9 @@ impl Store for EmbeddedStore {
     fn all_chunks(&self) -> Result<Vec<StoredChunk>> {
         sql::all_chunks(&*self.conns.get()?)
     }
+}
 
+impl GraphStore for EmbeddedStore {
     fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
         sql::graph_facts(&*self.conns.get()?, paths)
     }
@@ -608,11 +613,9 @@ impl Store for EmbeddedStore {
         std::fs::rename(tmp, path)?;
         Ok(())
     }
+}
 
-    fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
-        sql::vector_keys_present(&*self.conns.get()?, model, keys)
-    }
-
+impl HistoryStore for EmbeddedStore {
     fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
         sql::commit_stats(&*self.conns.get()?)
     }
@@ -661,6 +664,12 @@ impl Store for EmbeddedStore {
 
     fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
         sql::paths_blamed_on(&*self.conns.get()?, shas)
+    }
+}
+
+impl VectorStore for EmbeddedStore {
+    fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
+        sql::vector_keys_present(&*self.conns.get()?, model, keys)
     }
 
     fn vector_models(&self) -> Result<Vec<String>> {

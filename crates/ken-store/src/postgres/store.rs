@@ -14,9 +14,9 @@ use super::lexical::{self, Postings};
 use super::vectors;
 use crate::embedded::fold;
 use crate::{
-    Batch, BlameLines, CommitRecord, FileBlameRecord, FileContent, FileHit, FileRecord, IndexState,
-    LexicalHit, LexicalQuery, Result, Stats, Store, StoreError, StoredChunk, SymbolMatch,
-    SymbolTier, VectorMeta,
+    Batch, BlameLines, ChunkStore, CommitRecord, FileBlameRecord, FileContent, FileHit, FileRecord,
+    GraphStore, HistoryStore, IndexState, IndexStore, LexicalHit, LexicalQuery, Result, Stats,
+    StoreError, StoredChunk, SymbolMatch, SymbolTier, VectorMeta, VectorStore,
 };
 
 /// The advisory-lock class of writer leases (the object is the repository id).
@@ -311,7 +311,7 @@ struct SymbolRows {
     chunk_id: Vec<i64>,
 }
 
-impl Store for PgStore {
+impl IndexStore for PgStore {
     fn data_version(&self) -> Result<u64> {
         self.read(|pool, repo| async move {
             let v: i64 = sqlx::query("SELECT version FROM repos WHERE id = $1")
@@ -467,7 +467,9 @@ impl Store for PgStore {
             Ok(())
         })
     }
+}
 
+impl ChunkStore for PgStore {
     fn search_chunks(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>> {
         let q = query.clone();
         self.read(move |pool, repo| async move {
@@ -616,7 +618,9 @@ impl Store for PgStore {
             Ok(rows.iter().map(|r| chunk_from_row(r, true)).collect())
         })
     }
+}
 
+impl GraphStore for PgStore {
     fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
         let paths = paths.map(<[String]>::to_vec);
         self.read(|pool, repo| async move {
@@ -822,7 +826,9 @@ impl Store for PgStore {
             Ok(())
         })
     }
+}
 
+impl HistoryStore for PgStore {
     fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
         self.read(|pool, repo| async move {
             let r =
@@ -1118,7 +1124,9 @@ impl Store for PgStore {
             Ok(rows.iter().map(|r| r.get(0)).collect())
         })
     }
+}
 
+impl VectorStore for PgStore {
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
         let (model, keys) = (model.to_string(), keys.to_vec());
         self.read(|pool, repo| async move {
