@@ -30,6 +30,7 @@ conformance!(
     graph_facts_edges_and_ranks,
     vector_search,
     readers_see_whole_batches,
+    lexical_ranking_follows_deletes,
 );
 
 #[test]

@@ -101,6 +101,7 @@ conformance!(
     graph_facts_edges_and_ranks,
     vector_search,
     readers_see_whole_batches,
+    lexical_ranking_follows_deletes,
 );
 
 #[test]
@@ -211,4 +212,19 @@ fn vector_search_uses_an_hnsw_index_per_repository() {
         1,
         "removing a repository drops its table"
     );
+}
+
+/// BM25 statistics are kept exactly: after replaced and deleted files
+/// every score equals a fresh index's.
+#[test]
+fn bm25_statistics_follow_deletes_exactly() {
+    let db = Db::new();
+    let p = PgProvider::connect(&db.url()).unwrap();
+    for (q, [churned, fresh]) in conformance::churned(&p) {
+        assert_eq!(churned.len(), fresh.len(), "{q}");
+        for (c, f) in churned.iter().zip(&fresh) {
+            assert_eq!((&c.0, c.1), (&f.0, f.1), "{q}");
+            assert!((c.2 - f.2).abs() < 1e-4, "{q}: {churned:?} vs {fresh:?}");
+        }
+    }
 }

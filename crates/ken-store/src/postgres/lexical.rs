@@ -79,6 +79,30 @@ impl Postings {
         .bind(&self.lens)
         .execute(&mut **tx)
         .await?;
+        // the BM25 statistics gain what comes (what goes was taken off
+        // when it was deleted): no batch recounts the repository
+        let mut per_field: std::collections::BTreeMap<i16, (i64, i64)> = Default::default();
+        for (field, len) in self.len_fields.iter().zip(&self.lens) {
+            let e = per_field.entry(*field).or_default();
+            e.0 += 1;
+            e.1 += *len as i64;
+        }
+        let fields: Vec<i16> = per_field.keys().copied().collect();
+        let ns: Vec<i64> = per_field.values().map(|v| v.0).collect();
+        let totals: Vec<i64> = per_field.values().map(|v| v.1).collect();
+        sqlx::query(
+            "INSERT INTO lex_stats(repo, files, field, n, total)
+             SELECT $1, $2, * FROM unnest($3::smallint[], $4::bigint[], $5::bigint[])
+             ON CONFLICT (repo, files, field)
+             DO UPDATE SET n = lex_stats.n + excluded.n, total = lex_stats.total + excluded.total",
+        )
+        .bind(repo)
+        .bind(files)
+        .bind(&fields)
+        .bind(&ns)
+        .bind(&totals)
+        .execute(&mut **tx)
+        .await?;
         Ok(())
     }
 }
@@ -89,23 +113,6 @@ fn weights(w: FieldWeights) -> (Vec<i16>, Vec<f32>) {
 
 /// The best documents for `q`: (doc, score). For chunks `doc` is the chunk
 /// id; for files, the row of `lex_files` (the caller maps it to a path).
-/// Recount the repository's per-field statistics (after a batch).
-pub(crate) async fn refresh_stats(tx: &mut Transaction<'_, Postgres>, repo: i64) -> Result<()> {
-    sqlx::query("DELETE FROM lex_stats WHERE repo = $1")
-        .bind(repo)
-        .execute(&mut **tx)
-        .await?;
-    sqlx::query(
-        "INSERT INTO lex_stats(repo, files, field, n, total)
-         SELECT repo, files, field, count(*), sum(len) FROM lex_lens WHERE repo = $1
-         GROUP BY repo, files, field",
-    )
-    .bind(repo)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 pub(crate) async fn search(
     pool: &sqlx::PgPool,
     repo: i64,

@@ -225,9 +225,19 @@ async fn delete_paths(
 ) -> Result<()> {
     for sql in [
         "DELETE FROM lex_terms WHERE repo = $1 AND NOT files AND doc IN (SELECT id FROM chunks WHERE repo = $1 AND path = ANY($2))",
-        "DELETE FROM lex_lens WHERE repo = $1 AND NOT files AND doc IN (SELECT id FROM chunks WHERE repo = $1 AND path = ANY($2))",
+        // the BM25 statistics lose what goes
+        "WITH gone AS (DELETE FROM lex_lens WHERE repo = $1 AND NOT files AND doc IN (SELECT id FROM chunks WHERE repo = $1 AND path = ANY($2))
+                       RETURNING files, field, len)
+         UPDATE lex_stats s SET n = s.n - g.n, total = s.total - g.total
+         FROM (SELECT files, field, count(*) AS n, sum(len) AS total FROM gone GROUP BY files, field) g
+         WHERE s.repo = $1 AND s.files = g.files AND s.field = g.field",
         "DELETE FROM lex_terms WHERE repo = $1 AND files AND doc IN (SELECT doc FROM lex_files WHERE repo = $1 AND path = ANY($2))",
-        "DELETE FROM lex_lens WHERE repo = $1 AND files AND doc IN (SELECT doc FROM lex_files WHERE repo = $1 AND path = ANY($2))",
+        // the BM25 statistics lose what goes
+        "WITH gone AS (DELETE FROM lex_lens WHERE repo = $1 AND files AND doc IN (SELECT doc FROM lex_files WHERE repo = $1 AND path = ANY($2))
+                       RETURNING files, field, len)
+         UPDATE lex_stats s SET n = s.n - g.n, total = s.total - g.total
+         FROM (SELECT files, field, count(*) AS n, sum(len) AS total FROM gone GROUP BY files, field) g
+         WHERE s.repo = $1 AND s.files = g.files AND s.field = g.field",
         "DELETE FROM lex_files WHERE repo = $1 AND path = ANY($2)",
         "DELETE FROM chunks WHERE repo = $1 AND path = ANY($2)",
         "DELETE FROM symbols WHERE repo = $1 AND path = ANY($2)",
@@ -1476,7 +1486,6 @@ async fn write_batch(pool: &PgPool, repo: i64, batch: Batch) -> Result<()> {
         file_postings.add(doc, [text, names, path, ""]);
     }
     file_postings.insert(&mut tx, repo, true).await?;
-    lexical::refresh_stats(&mut tx, repo).await?;
     bump(&mut tx, repo).await?;
     tx.commit().await?;
     Ok(())

@@ -930,3 +930,73 @@ pub fn readers_see_whole_batches(p: &dyn StoreProvider) {
     assert_eq!(r.files().unwrap().len(), 2 * (BATCHES - 3));
     assert_eq!(r.lookup_symbols("right_11", 5, false).unwrap().len(), 1);
 }
+
+/// A search's rows: (path, first line (0 for a file hit), score).
+pub type Scored = Vec<(String, u32, f32)>;
+
+/// An index that saw files replaced and deleted, and a fresh index of
+/// what is left; per query, each one's rows.
+pub fn churned(p: &dyn StoreProvider) -> Vec<(String, [Scored; 2])> {
+    let mut w = p.open_for_writing("churn").unwrap();
+    w.write_batch(Batch {
+        upserts: vec![
+            upsert("src/session.py", SESSION_PY),
+            upsert("src/retry.rs", RETRY_RS),
+            upsert("src/checkout.py", CHECKOUT_PY),
+        ],
+        deletes: Vec::new(),
+    })
+    .unwrap();
+    w.write_batch(Batch {
+        upserts: vec![upsert("src/session.py", SESSION_PY_V2)],
+        deletes: vec!["src/retry.rs".into()],
+    })
+    .unwrap();
+    let mut fresh = p.open_for_writing("fresh").unwrap();
+    fresh
+        .write_batch(Batch {
+            upserts: vec![
+                upsert("src/checkout.py", CHECKOUT_PY),
+                upsert("src/session.py", SESSION_PY_V2),
+            ],
+            deletes: Vec::new(),
+        })
+        .unwrap();
+    let scored = |s: &ken_store::DynStore, q: &str| -> Scored {
+        let hits = s.search_chunks(&query(q)).unwrap();
+        let ids: Vec<u64> = hits.iter().map(|h| h.chunk_id).collect();
+        let chunks = s.chunk_heads(&ids).unwrap();
+        let mut chunk_rows: Vec<(String, u32, f32)> = hits
+            .iter()
+            .zip(chunks)
+            .map(|(h, c)| (c.path, c.start_line, h.score))
+            .collect();
+        let file_rows = s.search_files(&query(q)).unwrap();
+        chunk_rows.extend(file_rows.into_iter().map(|h| (h.path, 0, h.score)));
+        chunk_rows
+    };
+    [
+        "session token",
+        "rotate token expire",
+        "retry operation",
+        "checkout cart",
+    ]
+    .iter()
+    .map(|q| (q.to_string(), [scored(&w, q), scored(&fresh, q)]))
+    .collect()
+}
+
+/// Lexical ranking follows replaced and deleted files: an index that saw
+/// them ranks like a fresh index of what is left. (Scores may differ: a
+/// segment-based index such as tantivy keeps counting deleted documents
+/// until its segments merge; PostgreSQL's scores are checked equal in
+/// tests/postgres.rs.)
+pub fn lexical_ranking_follows_deletes(p: &dyn StoreProvider) {
+    for (q, [churned, fresh]) in churned(p) {
+        let order = |rows: &[(String, u32, f32)]| -> Vec<(String, u32)> {
+            rows.iter().map(|r| (r.0.clone(), r.1)).collect()
+        };
+        assert_eq!(order(&churned), order(&fresh), "{q}");
+        assert!(!fresh.is_empty() || q == "retry operation", "{q}");
+    }
+}
