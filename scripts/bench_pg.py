@@ -9,6 +9,9 @@ queue: workers, a worker killed mid-job, and two servers on one database.
         --repo psf/requests=... --repo sympy/sympy=... \\
         [--embedder off|local] [--quick] [--out benches/results/pg.md]
 
+(--quick with two small repositories, e.g. flask and cobra, is a one-minute
+trial of every section.)
+
 In one run, on one throwaway PostgreSQL server (scripts/postgres.sh, or
 --pg-url to use one of yours; every measurement gets its own database):
 
@@ -19,6 +22,9 @@ In one run, on one throwaway PostgreSQL server (scripts/postgres.sh, or
    the commits_dev queries of each repository that has some, and sequential
    GET /api/v1/search to a warm `ken serve` per store, with the commit
    subjects as queries (commits_dev's, else the repository's own `git log`).
+   All repositories share one database; an index that fails or passes
+   --index-timeout there is reported (with what PostgreSQL was running) and
+   tried again alone in a fresh database.
 2. Workers: the same index jobs (POST /api/v1/repos/NAME/index with a
    file:// source, queued by a `ken serve --no-jobs` that is stopped before
    the workers start) run by 1 and by 3 `ken worker` processes; wall time

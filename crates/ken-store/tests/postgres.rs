@@ -102,6 +102,7 @@ conformance!(
     vector_search,
     readers_see_whole_batches,
     lexical_ranking_follows_deletes,
+    text_with_nul_bytes,
 );
 
 #[test]

@@ -1272,7 +1272,36 @@ fn rule_of(s: &str) -> ken_graph::Rule {
 
 /// One batch, in one transaction: chunk ids reserved from the repository's
 /// counter, old rows of every path replaced.
-async fn write_batch(pool: &PgPool, repo: i64, batch: Batch) -> Result<()> {
+/// PostgreSQL's `text` cannot hold NUL: each one is kept as U+001A
+/// (SUBSTITUTE), one byte for one byte, so byte offsets and line numbers
+/// hold. (The embedded store keeps NUL; a file with many is binary and
+/// skipped before it gets here.)
+fn without_nul(s: &mut String) {
+    if s.contains('\0') {
+        *s = s.replace('\0', "\u{1a}");
+    }
+}
+
+fn without_nul_opt(s: &mut Option<String>) {
+    if let Some(s) = s {
+        without_nul(s);
+    }
+}
+
+async fn write_batch(pool: &PgPool, repo: i64, mut batch: Batch) -> Result<()> {
+    for u in &mut batch.upserts {
+        if let FileContent::Indexed { text, syntax } = &mut u.content {
+            without_nul(text);
+            for c in &mut syntax.chunks {
+                without_nul(&mut c.text);
+                without_nul_opt(&mut c.doc);
+                without_nul_opt(&mut c.signature);
+            }
+            for d in &mut syntax.definitions {
+                without_nul_opt(&mut d.signature);
+            }
+        }
+    }
     let paths: Vec<String> = batch
         .upserts
         .iter()

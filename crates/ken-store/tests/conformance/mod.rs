@@ -1000,3 +1000,33 @@ pub fn lexical_ranking_follows_deletes(p: &dyn StoreProvider) {
         assert!(!fresh.is_empty() || q == "retry operation", "{q}");
     }
 }
+
+/// Text with NUL bytes (a C test fixture, a Go string literal) is stored:
+/// the same length, so byte offsets and lines hold; a store whose text
+/// type cannot hold NUL keeps it as U+001A.
+pub fn text_with_nul_bytes(p: &dyn StoreProvider) {
+    let text = "/// Splits on NUL.\npub fn split_nul(s: &str) -> Vec<&str> {\n    s.split('\0').collect() // \"a\0b\"\n}\n";
+    let mut w = p.open_for_writing("nul").unwrap();
+    w.write_batch(Batch {
+        upserts: vec![upsert("src/nul.rs", text)],
+        deletes: Vec::new(),
+    })
+    .unwrap();
+    let back = w.file_text("src/nul.rs").unwrap().expect("the file's text");
+    assert_eq!(back.len(), text.len());
+    assert!(
+        back == text || back == text.replace('\0', "\u{1a}"),
+        "{back:?}"
+    );
+    let chunks = w.chunks_of_file("src/nul.rs").unwrap();
+    assert!(!chunks.is_empty());
+    for c in &chunks {
+        assert_eq!(
+            c.text,
+            back[c.start_byte as usize..c.end_byte as usize],
+            "offsets hold"
+        );
+    }
+    assert_eq!(w.lookup_symbols("split_nul", 5, false).unwrap().len(), 1);
+    assert!(!w.search_chunks(&query("splits nul")).unwrap().is_empty());
+}
