@@ -354,6 +354,8 @@ impl Engine {
         let now = crate::who::now();
         match outcome {
             Ok(report) => {
+                // the last progress shows the end, not the last throttled step
+                progress.finish();
                 let result = serde_json::to_string(&report).ok();
                 home.finish(&job.id, JobState::Done, result.as_deref(), None, now)?;
             }
@@ -435,6 +437,16 @@ impl<'a> JobProgress<'a> {
             f(&mut s);
         }
         self.write(false);
+    }
+
+    /// Record that the job got to its end.
+    fn finish(&self) {
+        {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.phase = "done";
+            s.done = s.total;
+        }
+        self.write(true);
     }
 
     /// Write the progress (also a heartbeat); unless `force`, at most
