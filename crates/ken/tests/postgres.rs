@@ -411,7 +411,10 @@ fn two_servers_and_a_worker_share_one_database() {
     let done = b.wait_job(&job, &t, std::time::Duration::from_secs(120));
     assert_eq!(done["state"], "done", "{done}");
     assert_eq!(done["progress"]["phase"], "done", "{done}");
-    assert_eq!(done["progress"]["done"], done["progress"]["total"], "{done}");
+    assert_eq!(
+        done["progress"]["done"], done["progress"]["total"],
+        "{done}"
+    );
     // readers check the data version at most every 200 ms
     let seen_after = std::time::Instant::now();
     let v = loop {
