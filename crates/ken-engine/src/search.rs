@@ -13,7 +13,9 @@ use std::time::Instant;
 
 use globset::{Glob, GlobSetBuilder};
 use ken_core::{ChunkKind, Filters, Hit, Language, Signals};
-use ken_store::{FieldWeights, LexicalQuery, Store, StoredChunk, SymbolMatch, SymbolTier};
+use ken_store::{
+    ChunkFilter, FieldWeights, LexicalQuery, Store, StoredChunk, SymbolMatch, SymbolTier,
+};
 use serde::Serialize;
 
 use ken_embed::Embedder;
@@ -304,8 +306,17 @@ pub fn search_store(
     if let Some(e) = embedder.filter(|_| req.mode != Mode::Lexical) {
         match env.vectors {
             Some(view) => {
-                let semantic::Dense { hits, held, chunks } =
-                    semantic::dense_search_in(store, view, e, &req.query, p.candidates)?;
+                let semantic::Dense { hits, held, chunks } = semantic::dense_search_in(
+                    store,
+                    view,
+                    e,
+                    &req.query,
+                    p.candidates,
+                    &ChunkFilter {
+                        languages: req.filters.languages.clone(),
+                        paths: allowed.clone(),
+                    },
+                )?;
                 for (i, (id, score)) in hits.iter().enumerate() {
                     let c = cands.entry(*id).or_default();
                     c.fused += rrf(p.w_dense, i + 1);

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ken_embed::{Embedder, HttpConfig, HttpEmbedder, LocalEmbedder, LocalOptions, StaticEmbedder};
-use ken_store::{Store, StoredChunk, VectorMeta, VectorStore};
+use ken_store::{ChunkFilter, Store, StoredChunk, VectorMeta, VectorStore};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -343,18 +343,22 @@ pub fn dense_search(
     k: usize,
 ) -> Result<Option<Dense>> {
     match load_vectors(store, embedder.id())? {
-        Some(view) => dense_search_in(store, &view, embedder, query, k).map(Some),
+        Some(view) => {
+            dense_search_in(store, &view, embedder, query, k, &ChunkFilter::default()).map(Some)
+        }
         None => Ok(None),
     }
 }
 
-/// Dense retrieval in `store`'s vector search of the embedder's model.
+/// Dense retrieval in `store`'s vector search of the embedder's model,
+/// among the chunks `filter` lets through.
 pub fn dense_search_in(
     store: &dyn VectorStore,
     view: &VectorView,
     embedder: &dyn Embedder,
     query: &str,
     k: usize,
+    filter: &ChunkFilter,
 ) -> Result<Dense> {
     let (held, chunks) = (view.held, view.chunks);
     if view.meta.rows == 0 {
@@ -367,7 +371,7 @@ pub fn dense_search_in(
     let q = embedder
         .embed_query(query)
         .map_err(EngineError::from_embed)?;
-    let hits = store.search_vectors(&view.meta.model, &q, k)?;
+    let hits = store.search_vectors(&view.meta.model, &q, k, filter)?;
     Ok(Dense { hits, held, chunks })
 }
 

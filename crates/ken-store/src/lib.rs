@@ -210,9 +210,18 @@ pub trait VectorStore {
     fn vector_meta(&self, model: &str) -> Result<Option<VectorMeta>>;
     /// The chunk ids `model`'s vector search holds, ascending, each once.
     fn vector_chunk_ids(&self, model: &str) -> Result<Vec<u64>>;
-    /// The `k` chunks nearest to `query` by cosine similarity: (chunk id,
-    /// similarity), best first, each chunk once (by its best row). The
-    /// search may be approximate (an HNSW graph): see the conformance
-    /// suite for the recall each store keeps.
-    fn search_vectors(&self, model: &str, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>>;
+    /// The `k` chunks nearest to `query` by cosine similarity among those
+    /// `filter` lets through: (chunk id, similarity), best first, each
+    /// chunk once (by its best row). A filter is applied inside the search
+    /// (a narrow filter still gets its `k` nearest, not what is left of
+    /// the unfiltered `k`). An unfiltered search may be approximate (an
+    /// HNSW graph): see the conformance suite for the recall each store
+    /// keeps.
+    fn search_vectors(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(u64, f32)>>;
 }

@@ -89,6 +89,22 @@ pub struct LexicalQuery {
     pub weights: FieldWeights,
 }
 
+/// Which chunks a search may return (the default: all).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkFilter {
+    /// Only these languages (empty: all).
+    pub languages: Vec<Language>,
+    /// Only chunks of these paths (None: all).
+    pub paths: Option<Vec<String>>,
+}
+
+impl ChunkFilter {
+    /// Does it let every chunk through?
+    pub fn is_all(&self) -> bool {
+        self.languages.is_empty() && self.paths.is_none()
+    }
+}
+
 /// Per-field weights of the BM25 query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FieldWeights {

@@ -29,6 +29,7 @@ conformance!(
     vector_cache,
     graph_facts_edges_and_ranks,
     vector_search,
+    vector_search_with_filters,
     readers_see_whole_batches,
     lexical_ranking_follows_deletes,
     text_with_nul_bytes,

@@ -33,9 +33,9 @@ use self::lexical::{LexDoc, LexicalIndex};
 pub use self::provider::{EmbeddedProvider, dir_name};
 pub use self::sql::fold;
 use crate::{
-    Batch, ChunkStore, FileContent, FileHit, FileRecord, GraphStore, HistoryStore, IndexState,
-    IndexStore, LexicalHit, LexicalQuery, Result, Stats, StoreError, StoredChunk, SymbolMatch,
-    VectorMeta, VectorStore,
+    Batch, ChunkFilter, ChunkStore, FileContent, FileHit, FileRecord, GraphStore, HistoryStore,
+    IndexState, IndexStore, LexicalHit, LexicalQuery, Result, Stats, StoreError, StoredChunk,
+    SymbolMatch, VectorMeta, VectorStore,
 };
 
 const CHUNK_WRITER_MEMORY: usize = 64 << 20;
@@ -726,7 +726,18 @@ impl VectorStore for EmbeddedStore {
         vectors::chunk_ids(&self.dir, &self.vectors, model)
     }
 
-    fn search_vectors(&self, model: &str, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
-        vectors::search(&self.dir, &self.vectors, model, query, k)
+    fn search_vectors(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(u64, f32)>> {
+        let allowed = if filter.is_all() {
+            None
+        } else {
+            Some(sql::chunk_ids_where(&*self.conns.get()?, filter)?)
+        };
+        vectors::search(&self.dir, &self.vectors, model, query, k, allowed.as_ref())
     }
 }

@@ -871,6 +871,31 @@ pub(crate) fn paths_blamed_on(conn: &Connection, shas: &[String]) -> Result<Hash
     Ok(out)
 }
 
+/// The ids of the chunks `filter` lets through.
+pub(crate) fn chunk_ids_where(
+    conn: &Connection,
+    filter: &crate::ChunkFilter,
+) -> Result<HashSet<u64>> {
+    let paths: Option<HashSet<&str>> = filter
+        .paths
+        .as_ref()
+        .map(|p| p.iter().map(String::as_str).collect());
+    let languages: HashSet<&str> = filter.languages.iter().map(|l| l.name()).collect();
+    let mut stmt = conn.prepare_cached("SELECT id, path, language FROM chunks")?;
+    let mut rows = stmt.query([])?;
+    let mut out = HashSet::new();
+    while let Some(r) = rows.next()? {
+        let path: String = r.get(1)?;
+        let language: String = r.get(2)?;
+        if paths.as_ref().is_none_or(|p| p.contains(path.as_str()))
+            && (languages.is_empty() || languages.contains(language.as_str()))
+        {
+            out.insert(r.get::<_, i64>(0)? as u64);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

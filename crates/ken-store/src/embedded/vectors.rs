@@ -124,12 +124,14 @@ pub(crate) fn chunk_ids(dir: &Path, loaded: &Loaded, model: &str) -> Result<Vec<
     Ok(ids)
 }
 
+/// `allowed`: the chunk ids a filter lets through (None: all).
 pub(crate) fn search(
     dir: &Path,
     loaded: &Loaded,
     model: &str,
     query: &[f32],
     k: usize,
+    allowed: Option<&HashSet<u64>>,
 ) -> Result<Vec<(u64, f32)>> {
     let Some(index) = index(dir, loaded, model)? else {
         return Ok(Vec::new());
@@ -144,7 +146,11 @@ pub(crate) fn search(
         .map(|x| x / norm.max(f32::MIN_POSITIVE))
         .collect();
     let query = unit.as_slice();
-    // a long chunk has several rows: ask for more, keep each chunk's best
+    if allowed.is_some_and(|a| a.is_empty()) {
+        return Ok(Vec::new());
+    }
+    // a long chunk has several rows, a filter drops some: ask for more
+    // until k are left (at worst every row: the index is an exact scan)
     let mut want = k.saturating_mul(2);
     loop {
         let rows = index.search(query, want).map_err(other)?;
@@ -152,6 +158,7 @@ pub(crate) fn search(
         let mut seen = HashSet::new();
         let hits: Vec<(u64, f32)> = rows
             .into_iter()
+            .filter(|n| allowed.is_none_or(|a| a.contains(&n.id)))
             .filter(|n| seen.insert(n.id))
             .take(k)
             .map(|n| (n.id, n.score))

@@ -14,9 +14,10 @@ use super::lexical::{self, Postings};
 use super::vectors;
 use crate::embedded::fold;
 use crate::{
-    Batch, BlameLines, ChunkStore, CommitRecord, FileBlameRecord, FileContent, FileHit, FileRecord,
-    GraphStore, HistoryStore, IndexState, IndexStore, LexicalHit, LexicalQuery, Result, Stats,
-    StoreError, StoredChunk, SymbolMatch, SymbolTier, VectorMeta, VectorStore,
+    Batch, BlameLines, ChunkFilter, ChunkStore, CommitRecord, FileBlameRecord, FileContent,
+    FileHit, FileRecord, GraphStore, HistoryStore, IndexState, IndexStore, LexicalHit,
+    LexicalQuery, Result, Stats, StoreError, StoredChunk, SymbolMatch, SymbolTier, VectorMeta,
+    VectorStore,
 };
 
 /// The advisory-lock class of writer leases (the object is the repository id).
@@ -1260,9 +1261,15 @@ impl VectorStore for PgStore {
         self.read(|pool, repo| vectors::chunk_ids(pool, repo, model))
     }
 
-    fn search_vectors(&self, model: &str, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
-        let (model, query) = (model.to_string(), query.to_vec());
-        self.read(|pool, repo| vectors::search(pool, repo, model, query, k))
+    fn search_vectors(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(u64, f32)>> {
+        let (model, query, filter) = (model.to_string(), query.to_vec(), filter.clone());
+        self.read(|pool, repo| vectors::search(pool, repo, model, query, k, filter))
     }
 }
 

@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use pgvector::Vector;
 use sqlx::{PgPool, Row};
 
-use crate::{Result, StoreError, VectorMeta};
+use crate::{ChunkFilter, Result, StoreError, VectorMeta};
 
 /// HNSW candidates per search when a search wants no more rows than this
 /// (set on every connection; see `PgProvider::connect`).
@@ -216,12 +216,16 @@ pub(crate) async fn chunk_ids(pool: PgPool, repo: i64, model: String) -> Result<
     Ok(rows.iter().map(|r| r.get::<i64, _>(0) as u64).collect())
 }
 
+/// Unfiltered: a walk of the HNSW graph. Filtered: an exact scan of the
+/// rows the filter lets through (pgvector 0.6 filters after the graph walk,
+/// which leaves a narrow filter with few or no hits).
 pub(crate) async fn search(
     pool: PgPool,
     repo: i64,
     model: String,
     query: Vec<f32>,
     k: usize,
+    filter: ChunkFilter,
 ) -> Result<Vec<(u64, f32)>> {
     let Some((space, dim)) = space(&pool, repo, &model).await? else {
         return Ok(Vec::new());
@@ -242,7 +246,30 @@ pub(crate) async fn search(
         table(space)
     );
     let q = Vector::from(query);
-    let rows = if want <= EF_SEARCH {
+    let rows = if !filter.is_all() {
+        let languages: Vec<String> = filter
+            .languages
+            .iter()
+            .map(|l| l.name().to_string())
+            .collect();
+        // exact, and each chunk by its best row
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT v.chunk, max(1 - (v.v <=> $1))::real AS s FROM {} v
+             WHERE v.chunk IN (SELECT id FROM chunks WHERE repo = $3
+                               AND (cardinality($4::text[]) = 0 OR language = ANY($4))
+                               AND (NOT $6 OR path = ANY($5)))
+             GROUP BY v.chunk ORDER BY s DESC, v.chunk LIMIT $2",
+            table(space)
+        )))
+        .bind(&q)
+        .bind(k as i64)
+        .bind(repo)
+        .bind(&languages)
+        .bind(filter.paths.clone().unwrap_or_default())
+        .bind(filter.paths.is_some())
+        .fetch_all(&pool)
+        .await?
+    } else if want <= EF_SEARCH {
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&q)
             .bind(want as i64)

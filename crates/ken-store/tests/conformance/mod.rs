@@ -665,6 +665,11 @@ pub fn graph_facts_edges_and_ranks(p: &dyn StoreProvider) {
     assert_eq!(back.def_count(), index.def_count());
 }
 
+/// The filter that lets every chunk through.
+fn all() -> ken_store::ChunkFilter {
+    ken_store::ChunkFilter::default()
+}
+
 /// Deterministic unit-ish vectors around a few centres (real embeddings
 /// cluster by topic, which is what makes approximate search miss).
 fn clustered(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
@@ -731,7 +736,11 @@ pub fn vector_search(p: &dyn StoreProvider) {
     let reader = p.open("vecs").unwrap();
     assert!(w.vector_meta("mini").unwrap().is_none());
     assert!(w.vector_chunk_ids("mini").unwrap().is_empty());
-    assert!(w.search_vectors("mini", &[0.0; DIM], 5).unwrap().is_empty());
+    assert!(
+        w.search_vectors("mini", &[0.0; DIM], 5, &all())
+            .unwrap()
+            .is_empty()
+    );
 
     let vecs = clustered(700, DIM, 7);
     let items: Vec<(String, Vec<f32>)> = vecs
@@ -765,7 +774,7 @@ pub fn vector_search(p: &dyn StoreProvider) {
     let queries = clustered(40, DIM, 99);
     let mut total = 0.0;
     for q in &queries {
-        let got = reader.search_vectors("mini", q, 10).unwrap();
+        let got = reader.search_vectors("mini", q, 10, &all()).unwrap();
         let want = exact(&rows, &vecs, q, 10);
         assert_eq!(got.len(), 10);
         let ids: HashSet<u64> = got.iter().map(|g| g.0).collect();
@@ -791,13 +800,15 @@ pub fn vector_search(p: &dyn StoreProvider) {
     assert!(mean >= VECTOR_RECALL, "recall@10 {mean:.3}");
 
     // many more than a default HNSW search keeps
-    let big = reader.search_vectors("mini", &queries[0], 300).unwrap();
+    let big = reader
+        .search_vectors("mini", &queries[0], 300, &all())
+        .unwrap();
     assert_eq!(big.len(), 300);
     let r = recall(&big, &exact(&rows, &vecs, &queries[0], 300));
     assert!(r >= VECTOR_RECALL, "recall@300 {r:.3}");
 
     // a query of another dimension is an error, not a wrong answer
-    assert!(reader.search_vectors("mini", &[1.0; 7], 5).is_err());
+    assert!(reader.search_vectors("mini", &[1.0; 7], 5, &all()).is_err());
 
     // a rebuild: chunks 250..500 stay, 600..700 arrive (keys 500..600)
     let rows2: Vec<(u64, String)> = (250..500)
@@ -815,13 +826,15 @@ pub fn vector_search(p: &dyn StoreProvider) {
     );
     let mut total = 0.0;
     for q in &queries {
-        let got = reader.search_vectors("mini", q, 10).unwrap();
+        let got = reader.search_vectors("mini", q, 10, &all()).unwrap();
         assert!(got.iter().all(|g| g.0 >= 250), "no removed chunk: {got:?}");
         total += recall(&got, &exact(&rows2, &vecs, q, 10));
     }
     assert!(total / queries.len() as f64 >= VECTOR_RECALL);
     // a window's own vector finds its chunk first
-    let top = reader.search_vectors("mini", &vecs[550], 1).unwrap();
+    let top = reader
+        .search_vectors("mini", &vecs[550], 1, &all())
+        .unwrap();
     assert_eq!(top[0].0, 650);
     assert!((top[0].1 - 1.0).abs() < 1e-3, "{top:?}");
 
@@ -832,7 +845,7 @@ pub fn vector_search(p: &dyn StoreProvider) {
     let reader = p.open("vecs").unwrap();
     assert!(
         reader
-            .search_vectors("mini", &vecs[0], 5)
+            .search_vectors("mini", &vecs[0], 5, &all())
             .unwrap()
             .is_empty()
     );
@@ -1029,4 +1042,113 @@ pub fn text_with_nul_bytes(p: &dyn StoreProvider) {
     }
     assert_eq!(w.lookup_symbols("split_nul", 5, false).unwrap().len(), 1);
     assert!(!w.search_chunks(&query("splits nul")).unwrap().is_empty());
+}
+
+/// A filter applies inside vector search: a narrow one still gets its
+/// nearest chunks (all of them when fewer than k), not what is left of the
+/// unfiltered k; a filter that matches nothing finds nothing.
+pub fn vector_search_with_filters(p: &dyn StoreProvider) {
+    let mut w = p.open_for_writing("filtered").unwrap();
+    let mut upserts = vec![
+        upsert("src/session.py", SESSION_PY),
+        upsert("src/retry.rs", RETRY_RS),
+    ];
+    for i in 0..40 {
+        upserts.push(upsert(
+            &format!("src/fill_{i}.py"),
+            &format!("def fill_{i}(x):\n    return x + {i}\n"),
+        ));
+    }
+    w.write_batch(Batch {
+        upserts,
+        deletes: Vec::new(),
+    })
+    .unwrap();
+    let chunks = w.all_chunks().unwrap();
+    let vecs = clustered(chunks.len(), 16, 5);
+    let items: Vec<(String, Vec<f32>)> = chunks
+        .iter()
+        .zip(&vecs)
+        .map(|(c, v)| (format!("c{}", c.id), v.clone()))
+        .collect();
+    w.put_vectors("mini", &items).unwrap();
+    let rows: Vec<(u64, String)> = chunks
+        .iter()
+        .map(|c| (c.id, format!("c{}", c.id)))
+        .collect();
+    w.index_vectors("mini", &rows, chunks.len(), 1).unwrap();
+    let r = p.open("filtered").unwrap();
+    // the query is a filler chunk's own vector: unfiltered, fillers win
+    let filler = chunks
+        .iter()
+        .position(|c| c.path == "src/fill_7.py")
+        .unwrap();
+    let q = &vecs[filler];
+    let top = r.search_vectors("mini", q, 5, &all()).unwrap();
+    assert_eq!(top[0].0, chunks[filler].id);
+    let rust: Vec<u64> = chunks
+        .iter()
+        .filter(|c| c.path == "src/retry.rs")
+        .map(|c| c.id)
+        .collect();
+    assert!(!rust.is_empty());
+    let exact_among = |ids: &[u64], k: usize| -> Vec<u64> {
+        let mut scored: Vec<(u64, f32)> = chunks
+            .iter()
+            .zip(&vecs)
+            .filter(|(c, _)| ids.contains(&c.id))
+            .map(|(c, v)| (c.id, cosine(v, q)))
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.into_iter().take(k).map(|s| s.0).collect()
+    };
+    for filter in [
+        ken_store::ChunkFilter {
+            languages: Vec::new(),
+            paths: Some(vec!["src/retry.rs".into()]),
+        },
+        ken_store::ChunkFilter {
+            languages: vec![Language::Rust],
+            paths: None,
+        },
+    ] {
+        let got: Vec<u64> = r
+            .search_vectors("mini", q, 5, &filter)
+            .unwrap()
+            .iter()
+            .map(|h| h.0)
+            .collect();
+        assert_eq!(got, exact_among(&rust, 5), "{filter:?}");
+    }
+    // a filter wider than k: the k nearest among what it lets through
+    let python: Vec<u64> = chunks
+        .iter()
+        .filter(|c| c.language == Language::Python && c.path != "src/fill_7.py")
+        .map(|c| c.id)
+        .collect();
+    let mut paths: Vec<String> = (0..40)
+        .filter(|i| *i != 7)
+        .map(|i| format!("src/fill_{i}.py"))
+        .collect();
+    paths.push("src/session.py".into());
+    let got = r
+        .search_vectors(
+            "mini",
+            q,
+            5,
+            &ken_store::ChunkFilter {
+                languages: vec![Language::Python],
+                paths: Some(paths),
+            },
+        )
+        .unwrap();
+    let want: HashSet<u64> = exact_among(&python, 5).into_iter().collect();
+    let found = got.iter().filter(|h| want.contains(&h.0)).count();
+    assert!(found >= 4, "{got:?} vs {want:?}");
+    assert!(got.iter().all(|h| h.0 != chunks[filler].id));
+    let none = ken_store::ChunkFilter {
+        languages: Vec::new(),
+        paths: Some(vec!["src/nothing.py".into()]),
+    };
+    assert!(r.search_vectors("mini", q, 5, &none).unwrap().is_empty());
 }
