@@ -59,7 +59,9 @@ pub trait IndexStore {
     /// Where the index is, for people (a directory, a database and a
     /// repository id).
     fn location(&self) -> String;
-    /// Bytes the index takes.
+    /// Bytes the index takes (where repositories share tables, as in
+    /// PostgreSQL, an estimate of this one's share: its text, postings and
+    /// vectors).
     fn size_bytes(&self) -> Result<u64>;
     /// The index state (which commit is indexed, counts...).
     fn state(&self) -> Result<IndexState>;
