@@ -26,6 +26,7 @@ mod error;
 mod home;
 mod postgres;
 mod provider;
+mod symbols;
 mod types;
 
 pub use embedded::{EmbeddedProvider, EmbeddedStore, dir_name, tokenizer};

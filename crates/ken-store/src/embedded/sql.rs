@@ -391,115 +391,47 @@ pub(crate) fn lookup_symbols(
     limit: usize,
     partial: bool,
 ) -> Result<Vec<SymbolMatch>> {
-    let folded = fold(ident);
-    if folded.is_empty() {
+    let Some(mut look) = crate::symbols::SymbolLookup::new(ident, limit, partial) else {
         return Ok(Vec::new());
-    }
-    let qualified = ident.contains('.') || ident.contains("::");
-    let qual_ident = ident.replace("::", ".");
-    let mut out: Vec<SymbolMatch> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(SymbolMatch, String)> {
-        let kind: String = r.get(3)?;
-        Ok((
-            SymbolMatch {
-                tier: SymbolTier::Substring,
-                name: r.get(0)?,
-                qualname: r.get(1)?,
-                kind: ChunkKind::parse(&kind).unwrap_or(ChunkKind::Function),
-                path: r.get(4)?,
-                start_line: r.get(5)?,
-                end_line: r.get(6)?,
-                chunk_id: r.get::<_, i64>(7)? as u64,
-            },
-            r.get(2)?,
-        ))
     };
-    const COLS: &str = "name, qualname, folded, kind, path, start_line, end_line, chunk_id";
-    // Tier 1: exact (name or qualified name, folded); case-exact ranks first.
-    let column = if qualified { "qual_folded" } else { "folded" };
-    // case-exact matches first, so that a crowd of folded ones (`handler`
-    // for `Handler`) cannot crowd the one exact match out of the limit
-    let exact_col = if qualified { "qualname" } else { "name" };
-    let sql = format!(
-        "SELECT {COLS} FROM symbols WHERE {column} = ?1 ORDER BY ({exact_col} = ?3) DESC LIMIT ?2"
-    );
-    let folded_q = if qualified {
-        fold(&qual_ident)
-    } else {
-        folded.clone()
+    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<SymbolMatch> {
+        let kind: String = r.get(2)?;
+        Ok(SymbolMatch {
+            tier: SymbolTier::Substring,
+            name: r.get(0)?,
+            qualname: r.get(1)?,
+            kind: ChunkKind::parse(&kind).unwrap_or(ChunkKind::Function),
+            path: r.get(3)?,
+            start_line: r.get(4)?,
+            end_line: r.get(5)?,
+            chunk_id: r.get::<_, i64>(6)? as u64,
+        })
     };
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut exact: Vec<SymbolMatch> = stmt
+    const COLS: &str = "name, qualname, kind, path, start_line, end_line, chunk_id";
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM symbols WHERE {} = ?1 ORDER BY ({} = ?3) DESC LIMIT ?2",
+        look.exact_column(),
+        look.case_column()
+    ))?;
+    let rows: Vec<SymbolMatch> = stmt
         .query_map(
-            params![
-                folded_q,
-                limit as i64,
-                if qualified {
-                    qual_ident.as_str()
-                } else {
-                    ident
-                }
-            ],
+            params![look.exact_key(), limit as i64, look.exact_text()],
             row,
         )?
-        .filter_map(|r| r.ok())
-        .map(|(mut m, _)| {
-            let same = if qualified {
-                m.qualname == qual_ident
-            } else {
-                m.name == ident
-            };
-            m.tier = if same {
-                SymbolTier::Exact
-            } else {
-                SymbolTier::ExactFolded
-            };
-            m
-        })
-        .collect();
-    exact.sort_by_key(|m| m.tier);
-    for m in exact {
-        if seen.insert((m.path.clone(), m.start_line, m.qualname.clone())) {
-            out.push(m);
-        }
-    }
-    if !partial || out.len() >= limit || qualified || folded.len() < 3 {
-        out.truncate(limit);
-        return Ok(out);
-    }
-    // Tier 2: prefix. Tier 3: substring (identifiers of 4+ characters only).
-    let escaped = folded
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    let tiers: &[(SymbolTier, String)] = &[
-        (SymbolTier::Prefix, format!("{escaped}%")),
-        (SymbolTier::Substring, format!("%{escaped}%")),
-    ];
-    for (tier, pattern) in tiers {
-        if *tier == SymbolTier::Substring && folded.len() < 4 {
-            break;
-        }
+        .collect::<rusqlite::Result<_>>()?;
+    look.exact(rows);
+    for (tier, pattern) in look.partial_tiers() {
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {COLS} FROM symbols WHERE folded LIKE ?1 ESCAPE '\\' ORDER BY length(folded) LIMIT ?2"
         ))?;
-        let rows: Vec<_> = stmt
-            .query_map(params![pattern, limit as i64], row)?
-            .filter_map(|r| r.ok())
-            .collect();
-        for (mut m, _) in rows {
-            if seen.insert((m.path.clone(), m.start_line, m.qualname.clone())) {
-                m.tier = *tier;
-                out.push(m);
-            }
-        }
-        if out.len() >= limit {
+        let rows: Vec<SymbolMatch> = stmt
+            .query_map(params![pattern, look.limit() as i64], row)?
+            .collect::<rusqlite::Result<_>>()?;
+        if !look.partial(tier, rows) {
             break;
         }
     }
-    out.truncate(limit);
-    Ok(out)
+    Ok(look.finish())
 }
 
 // ---- the code graph ----

@@ -1567,104 +1567,46 @@ async fn lookup_symbols(
     limit: usize,
     partial: bool,
 ) -> Result<Vec<SymbolMatch>> {
-    let folded = fold(ident);
-    if folded.is_empty() {
+    let Some(mut look) = crate::symbols::SymbolLookup::new(ident, limit, partial) else {
         return Ok(Vec::new());
-    }
-    let qualified = ident.contains('.') || ident.contains("::");
-    let qual_ident = ident.replace("::", ".");
+    };
     let row = |r: &PgRow| SymbolMatch {
         tier: SymbolTier::Substring,
         name: r.get(0),
         qualname: r.get(1),
-        kind: ChunkKind::parse(&r.get::<String, _>(3)).unwrap_or(ChunkKind::Function),
-        path: r.get(4),
-        start_line: r.get::<i32, _>(5) as u32,
-        end_line: r.get::<i32, _>(6) as u32,
-        chunk_id: r.get::<i64, _>(7) as u64,
+        kind: ChunkKind::parse(&r.get::<String, _>(2)).unwrap_or(ChunkKind::Function),
+        path: r.get(3),
+        start_line: r.get::<i32, _>(4) as u32,
+        end_line: r.get::<i32, _>(5) as u32,
+        chunk_id: r.get::<i64, _>(6) as u64,
     };
-    const COLS: &str = "name, qualname, folded, kind, path, start_line, end_line, chunk_id";
-    let (column, exact_col, key, same) = if qualified {
-        (
-            "qual_folded",
-            "qualname",
-            fold(&qual_ident),
-            qual_ident.clone(),
-        )
-    } else {
-        ("folded", "name", folded.clone(), ident.to_string())
-    };
-    // case-exact matches first, so a crowd of folded ones cannot push them out
+    const COLS: &str = "name, qualname, kind, path, start_line, end_line, chunk_id";
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLS} FROM symbols WHERE repo = $1 AND {column} = $2
-         ORDER BY ({exact_col} = $4) DESC, path, start_line LIMIT $3"
+        "SELECT {COLS} FROM symbols WHERE repo = $1 AND {} = $2
+         ORDER BY ({} = $4) DESC, path, start_line LIMIT $3",
+        look.exact_column(),
+        look.case_column()
     )))
     .bind(repo)
-    .bind(&key)
+    .bind(look.exact_key())
     .bind(limit as i64)
-    .bind(&same)
+    .bind(look.exact_text())
     .fetch_all(pool)
     .await?;
-    let mut exact: Vec<SymbolMatch> = rows
-        .iter()
-        .map(|r| {
-            let mut m = row(r);
-            let is_same = if qualified {
-                m.qualname == qual_ident
-            } else {
-                m.name == ident
-            };
-            m.tier = if is_same {
-                SymbolTier::Exact
-            } else {
-                SymbolTier::ExactFolded
-            };
-            m
-        })
-        .collect();
-    exact.sort_by_key(|m| m.tier);
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    for m in exact {
-        if seen.insert((m.path.clone(), m.start_line, m.qualname.clone())) {
-            out.push(m);
-        }
-    }
-    if !partial || out.len() >= limit || qualified || folded.len() < 3 {
-        out.truncate(limit);
-        return Ok(out);
-    }
-    let escaped = folded
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    for (tier, pattern) in [
-        (SymbolTier::Prefix, format!("{escaped}%")),
-        (SymbolTier::Substring, format!("%{escaped}%")),
-    ] {
-        if tier == SymbolTier::Substring && folded.len() < 4 {
-            break;
-        }
+    look.exact(rows.iter().map(row).collect());
+    for (tier, pattern) in look.partial_tiers() {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {COLS} FROM symbols WHERE repo = $1 AND folded LIKE $2
              ORDER BY length(folded), path, start_line LIMIT $3"
         )))
         .bind(repo)
         .bind(&pattern)
-        .bind(limit as i64)
+        .bind(look.limit() as i64)
         .fetch_all(pool)
         .await?;
-        for r in &rows {
-            let mut m = row(r);
-            if seen.insert((m.path.clone(), m.start_line, m.qualname.clone())) {
-                m.tier = tier;
-                out.push(m);
-            }
-        }
-        if out.len() >= limit {
+        if !look.partial(tier, rows.iter().map(row).collect()) {
             break;
         }
     }
-    out.truncate(limit);
-    Ok(out)
+    Ok(look.finish())
 }
