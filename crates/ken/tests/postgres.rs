@@ -92,6 +92,20 @@ fn a_repository_in_postgres_answers_as_in_the_embedded_store() {
     assert_eq!(paths(&v)[0], "src/shop/session.py");
     let (st, _) = s.get("/api/v1/search?q=refresh_token", Some(&home_token));
     assert_eq!(st, 401, "a token of the home is not one of the database");
+    // a NUL in a request (PostgreSQL text cannot hold one) finds nothing,
+    // it does not fail
+    for route in [
+        "/api/v1/search?q=a%00b",
+        "/api/v1/symbols?q=a%00b",
+        "/api/v1/who?q=src/shop/a%00b.py",
+        "/api/v1/who?q=a%00b",
+        "/api/v1/log?q=a%00b",
+        "/api/v1/impact?symbol=a%00b",
+        "/api/v1/callers?symbol=a%00b",
+    ] {
+        let (st, v) = s.get(route, Some(&t));
+        assert_eq!(st, 200, "{route}: {v}");
+    }
     r.write(
         "src/shop/refunds.py",
         "def refund_payment(payment):\n    \"\"\"Give the money back.\"\"\"\n    return -payment.amount\n",

@@ -553,7 +553,7 @@ impl ChunkStore for PgStore {
     }
 
     fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>> {
-        let ident = ident.to_string();
+        let ident = pg_text(ident);
         self.read(move |pool, repo| async move {
             lookup_symbols(&pool, repo, &ident, limit, partial).await
         })
@@ -564,7 +564,7 @@ impl ChunkStore for PgStore {
         idents: &[(String, bool)],
         limit: usize,
     ) -> Result<Vec<Vec<SymbolMatch>>> {
-        let idents = idents.to_vec();
+        let idents: Vec<(String, bool)> = idents.iter().map(|(i, p)| (pg_text(i), *p)).collect();
         self.read(move |pool, repo| async move {
             // one hop for all of them, each on its own connection
             let mut set = tokio::task::JoinSet::new();
@@ -595,7 +595,7 @@ impl ChunkStore for PgStore {
     }
 
     fn first_chunk_heads(&self, paths: &[String]) -> Result<Vec<StoredChunk>> {
-        let paths = paths.to_vec();
+        let paths = pg_texts(paths);
         self.read(|pool, repo| async move {
             let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "SELECT {CHUNK_COLUMNS} FROM unnest($2::text[]) WITH ORDINALITY AS a(wanted, n)
@@ -612,7 +612,7 @@ impl ChunkStore for PgStore {
     }
 
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>> {
-        let path = path.to_string();
+        let path = pg_text(path);
         self.read(|pool, repo| async move {
             let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "SELECT {CHUNK_COLUMNS}, text FROM chunks WHERE repo = $1 AND path = $2
@@ -627,7 +627,7 @@ impl ChunkStore for PgStore {
     }
 
     fn file_text(&self, path: &str) -> Result<Option<String>> {
-        let path = path.to_string();
+        let path = pg_text(path);
         self.read(|pool, repo| async move {
             Ok(sqlx::query(
                 "SELECT b.text FROM files f JOIN blobs b ON b.repo = f.repo AND b.id = f.blob_id
@@ -822,7 +822,7 @@ impl GraphStore for PgStore {
     }
 
     fn def_ranks(&self, path: &str) -> Result<Vec<(String, u32, f32)>> {
-        let path = path.to_string();
+        let path = pg_text(path);
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
                 "SELECT qualname, nth, rank FROM def_rank WHERE repo = $1 AND path = $2",
@@ -947,7 +947,7 @@ impl HistoryStore for PgStore {
     }
 
     fn commits(&self, shas: &[String], with_files: bool) -> Result<HashMap<String, CommitRecord>> {
-        let shas = shas.to_vec();
+        let shas = pg_texts(shas);
         self.read(move |pool, repo| async move {
             let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "SELECT {COMMIT_COLUMNS} FROM commits WHERE repo = $1 AND sha = ANY($2)"
@@ -1028,7 +1028,7 @@ impl HistoryStore for PgStore {
     }
 
     fn commits_touching(&self, paths: &[String]) -> Result<Vec<(String, String)>> {
-        let paths = paths.to_vec();
+        let paths = pg_texts(paths);
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
                 "SELECT sha, path FROM commit_files WHERE repo = $1 AND path = ANY($2)",
@@ -1112,7 +1112,7 @@ impl HistoryStore for PgStore {
     }
 
     fn blame_of(&self, path: &str) -> Result<Vec<BlameLines>> {
-        let path = path.to_string();
+        let path = pg_text(path);
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
                 "SELECT start_line, end_line, sha FROM blame WHERE repo = $1 AND path = $2 ORDER BY start_line",
@@ -1133,7 +1133,7 @@ impl HistoryStore for PgStore {
     }
 
     fn blame_of_paths(&self, paths: &[String]) -> Result<HashMap<String, Vec<BlameLines>>> {
-        let paths = paths.to_vec();
+        let paths = pg_texts(paths);
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
                 "SELECT path, start_line, end_line, sha FROM blame
@@ -1157,7 +1157,7 @@ impl HistoryStore for PgStore {
     }
 
     fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
-        let shas = shas.to_vec();
+        let shas = pg_texts(shas);
         self.read(|pool, repo| async move {
             let rows =
                 sqlx::query("SELECT DISTINCT path FROM blame WHERE repo = $1 AND sha = ANY($2)")
@@ -1312,6 +1312,16 @@ fn rule_of(s: &str) -> ken_graph::Rule {
 
 /// One batch, in one transaction: chunk ids reserved from the repository's
 /// counter, old rows of every path replaced.
+/// A text parameter of a read as stored (NUL as U+001A, see
+/// [`without_nul`]): a NUL in a request finds nothing instead of failing.
+fn pg_text(s: &str) -> String {
+    s.replace('\0', "\u{1a}")
+}
+
+fn pg_texts(v: &[String]) -> Vec<String> {
+    v.iter().map(|s| pg_text(s)).collect()
+}
+
 /// PostgreSQL's `text` cannot hold NUL: each one is kept as U+001A
 /// (SUBSTITUTE), one byte for one byte, so byte offsets and line numbers
 /// hold. (The embedded store keeps NUL; a file with many is binary and
