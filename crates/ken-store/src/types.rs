@@ -223,6 +223,29 @@ pub struct VectorMeta {
     pub built_at: i64,
 }
 
+impl VectorMeta {
+    /// The metadata of an index built now.
+    pub fn built_now(
+        model: &str,
+        dim: usize,
+        rows: usize,
+        chunks: usize,
+        batch_seq: u64,
+    ) -> VectorMeta {
+        VectorMeta {
+            model: model.to_string(),
+            dim,
+            rows,
+            chunks,
+            batch_seq,
+            built_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
+        }
+    }
+}
+
 /// A commit as the history tables keep it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CommitRecord {

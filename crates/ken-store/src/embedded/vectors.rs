@@ -65,17 +65,7 @@ pub(crate) fn write(
     } else {
         AnyIndex::Flat(FlatIndex::build(&set))
     };
-    let meta = VectorMeta {
-        model: model.to_string(),
-        dim,
-        rows: set.len(),
-        chunks,
-        batch_seq,
-        built_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-    };
+    let meta = VectorMeta::built_now(model, dim, set.len(), chunks, batch_seq);
     let base = base(dir, model);
     std::fs::create_dir_all(base.parent().expect("vectors/ has a parent"))?;
     ken_vectors::write(&base.with_extension("vec"), &index).map_err(other)?;

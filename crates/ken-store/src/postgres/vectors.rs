@@ -77,17 +77,7 @@ pub(crate) async fn index(
     .await?
     .map(|r| r.get(0));
     let dim = dim.unwrap_or(0).max(0) as usize;
-    let mut meta = VectorMeta {
-        model: model.clone(),
-        dim,
-        rows: 0,
-        chunks,
-        batch_seq,
-        built_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-    };
+    let mut meta = VectorMeta::built_now(&model, dim, 0, chunks, batch_seq);
     // the space, created with its table when new (or when the model's
     // dimension changed: a new table of the new dimension)
     let found: Option<(i64, i32)> =
