@@ -165,6 +165,18 @@ impl RefKind {
             RefKind::Type => "type",
         }
     }
+
+    /// The kind of a [`RefKind::name`].
+    pub fn parse(name: &str) -> Option<RefKind> {
+        [
+            RefKind::Call,
+            RefKind::Import,
+            RefKind::Inherit,
+            RefKind::Type,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
 }
 
 /// A reference found in a file, before resolution to a definition.
@@ -192,4 +204,22 @@ pub struct FileSyntax {
     pub references: Vec<Reference>,
     /// Things a user may want to know (a parse error fell back to line windows...).
     pub diagnostics: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ref_kinds_read_back_their_names() {
+        for k in [
+            RefKind::Call,
+            RefKind::Import,
+            RefKind::Inherit,
+            RefKind::Type,
+        ] {
+            assert_eq!(RefKind::parse(k.name()), Some(k));
+        }
+        assert_eq!(RefKind::parse("nonsense"), None);
+    }
 }

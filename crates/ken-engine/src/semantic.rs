@@ -248,7 +248,8 @@ pub fn embed_pending(
     todo.sort_by_key(|&i| wanted[i].1.len());
     let cached = wanted.len() - todo.len();
     progress.embed_begin(todo.len() as u64, cached as u64);
-    let entries: Vec<(u64, &str)> = wanted.iter().map(|w| (w.0, w.2.as_str())).collect();
+    // what the vector search holds: a row per (chunk, text) whose vector is cached
+    let rows: Vec<(u64, String)> = wanted.iter().map(|w| (w.0, w.2.clone())).collect();
     let mut done = 0u64;
     let mut last_rebuild = Instant::now();
     for batch in todo.chunks(BATCH) {
@@ -268,13 +269,13 @@ pub fn embed_pending(
         // every batch is committed: a kill loses at most one batch
         store.put_vectors(&model, &pending)?;
         if last_rebuild.elapsed() > REBUILD_EVERY {
-            rebuild_index(store, &model, &entries, chunks.len(), batch_seq)?;
+            store.index_vectors(&model, &rows, chunks.len(), batch_seq)?;
             last_rebuild = Instant::now();
         }
         progress.embed_advance(done);
     }
     progress.embed_end();
-    let meta = rebuild_index(store, &model, &entries, chunks.len(), batch_seq)?;
+    let meta = store.index_vectors(&model, &rows, chunks.len(), batch_seq)?;
     Ok(EmbedReport {
         model,
         chunks: chunks.len() as u64,
@@ -283,19 +284,6 @@ pub fn embed_pending(
         seconds: started.elapsed().as_secs_f64(),
         indexed: meta.rows as u64,
     })
-}
-
-/// Rebuild `model`'s vector search from the cache: one row per (chunk,
-/// key) entry whose vector is cached.
-fn rebuild_index(
-    store: &mut dyn Store,
-    model: &str,
-    entries: &[(u64, &str)],
-    chunks: usize,
-    batch_seq: u64,
-) -> Result<VectorMeta> {
-    let rows: Vec<(u64, String)> = entries.iter().map(|e| (e.0, e.1.to_string())).collect();
-    Ok(store.index_vectors(model, &rows, chunks, batch_seq)?)
 }
 
 /// Share of the current chunks that `model`'s vector search holds: (held, chunks).

@@ -137,6 +137,11 @@ impl Rule {
             Rule::UniqueGlobal => "unique_global",
         }
     }
+
+    /// The rule of a [`Rule::name`].
+    pub fn parse(name: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|r| r.name() == name)
+    }
 }
 
 /// A reference resolved to a definition.
@@ -151,4 +156,17 @@ pub struct Edge {
     pub rule: Rule,
     /// [`Rule::confidence`] of `rule`.
     pub confidence: f32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_read_back_their_names() {
+        for r in Rule::ALL {
+            assert_eq!(Rule::parse(r.name()), Some(r));
+        }
+        assert_eq!(Rule::parse("nonsense"), None);
+    }
 }

@@ -75,6 +75,25 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.upserts.is_empty() && self.deletes.is_empty()
     }
+
+    /// Every path the batch touches: the replaced ones, then the deleted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.upserts
+            .iter()
+            .map(|u| u.path.as_str())
+            .chain(self.deletes.iter().map(String::as_str))
+    }
+
+    /// How many chunks the batch writes (the ids a store reserves).
+    pub fn chunk_count(&self) -> u64 {
+        self.upserts
+            .iter()
+            .map(|u| match &u.content {
+                FileContent::Indexed { syntax, .. } => syntax.chunks.len() as u64,
+                FileContent::Skipped { .. } => 0,
+            })
+            .sum()
+    }
 }
 
 /// A lexical query with its filters.

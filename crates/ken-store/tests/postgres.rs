@@ -4,81 +4,11 @@
 //! tests fail and say how to get one.
 
 mod conformance;
-
-use std::sync::atomic::{AtomicU32, Ordering};
+mod pg_db;
 
 use ken_store::{PgProvider, StoreProvider};
+use pg_db::{Db, block};
 use sqlx::Connection;
-
-/// A database made for one test, dropped after it.
-struct Db {
-    admin: String,
-    name: String,
-}
-
-fn server() -> String {
-    std::env::var("KEN_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "KEN_TEST_PG_URL is not set: these tests need PostgreSQL 16 with pgvector. \
-             Run the suite with scripts/test.sh, or start a server with \
-             `scripts/postgres.sh start DIR` and export the URL it prints"
-        )
-    })
-}
-
-fn block<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
-fn with_db(url: &str, name: &str) -> String {
-    match url.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{name}"),
-        None => format!("{url}/{name}"),
-    }
-}
-
-impl Db {
-    fn new() -> Db {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let admin = server();
-        let name = format!(
-            "ken_test_{}_{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        block(async {
-            let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                .execute(&mut c)
-                .await
-                .unwrap();
-        });
-        Db { admin, name }
-    }
-
-    fn url(&self) -> String {
-        with_db(&self.admin, &self.name)
-    }
-}
-
-impl Drop for Db {
-    fn drop(&mut self) {
-        let (admin, name) = (self.admin.clone(), self.name.clone());
-        block(async move {
-            if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
-                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                )))
-                .execute(&mut c)
-                .await;
-            }
-        });
-    }
-}
 
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {$(

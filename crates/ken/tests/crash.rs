@@ -7,17 +7,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// A repository big enough that indexing takes a while.
-fn big_repo(files: usize) -> Repo {
-    let r = Repo::new();
-    handler_files(&r, files, 40);
-    r.commit("many files");
-    r
-}
-
 #[test]
 fn sigkill_mid_index_then_search_and_resume() {
-    let r = big_repo(1500);
+    let r = big_repo(1500, 40);
     let p = r.path().to_str().unwrap().to_string();
     let ken = Ken::new();
     // reference: a clean index in another home
@@ -81,7 +73,7 @@ fn sigkill_mid_index_then_search_and_resume() {
 
 #[test]
 fn second_indexer_is_refused_while_the_first_runs() {
-    let r = big_repo(600);
+    let r = big_repo(600, 40);
     let p = r.path().to_str().unwrap().to_string();
     let ken = Ken::new();
     let mut first = ken

@@ -223,19 +223,11 @@ fn vectors_graph_and_people_answer_the_same_in_postgres() {
     }
 }
 
-/// A repository big enough that indexing takes a while.
-fn big_repo(files: usize) -> Repo {
-    let r = Repo::new();
-    handler_files(&r, files, 30);
-    r.commit("many files");
-    r
-}
-
 #[test]
 fn a_killed_writer_leaves_the_lease_and_a_consistent_index() {
     let db = Db::new();
     let url = db.url();
-    let r = big_repo(800);
+    let r = big_repo(800, 30);
     let p = r.path().to_str().unwrap().to_string();
     let reference = Ken::new();
     let full = reference.index(&[&p, "--rev", "HEAD", "--name", "big"]);

@@ -262,20 +262,8 @@ impl IndexStore for EmbeddedStore {
         if batch.is_empty() {
             return Ok(());
         }
-        let paths: Vec<&str> = batch
-            .upserts
-            .iter()
-            .map(|u| u.path.as_str())
-            .chain(batch.deletes.iter().map(String::as_str))
-            .collect();
-        let needed: u64 = batch
-            .upserts
-            .iter()
-            .map(|u| match &u.content {
-                FileContent::Indexed { syntax, .. } => syntax.chunks.len() as u64,
-                FileContent::Skipped { .. } => 0,
-            })
-            .sum();
+        let paths: Vec<&str> = batch.paths().collect();
+        let needed = batch.chunk_count();
 
         // Step 1: journal the paths, reserve chunk ids.
         let seq: u64;

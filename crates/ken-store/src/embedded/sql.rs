@@ -467,22 +467,6 @@ pub(crate) fn graph_facts(
     Ok(out)
 }
 
-fn kind_of(s: &str) -> ken_core::RefKind {
-    match s {
-        "import" => ken_core::RefKind::Import,
-        "inherit" => ken_core::RefKind::Inherit,
-        "type" => ken_core::RefKind::Type,
-        _ => ken_core::RefKind::Call,
-    }
-}
-
-fn rule_of(s: &str) -> ken_graph::Rule {
-    ken_graph::Rule::ALL
-        .into_iter()
-        .find(|r| r.name() == s)
-        .unwrap_or(ken_graph::Rule::UniqueGlobal)
-}
-
 /// Replace the edges written in `paths` (all edges when `paths` is None).
 pub(crate) fn replace_edges(
     conn: &mut Connection,
@@ -534,10 +518,12 @@ pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
         Ok(ken_graph::Edge {
             from: ken_graph::DefKey::new(src_path.clone(), r.get::<_, String>(1)?, r.get(2)?),
             to: ken_graph::DefKey::new(r.get::<_, String>(3)?, r.get::<_, String>(4)?, r.get(5)?),
-            kind: kind_of(&r.get::<_, String>(6)?),
+            kind: ken_core::RefKind::parse(&r.get::<_, String>(6)?)
+                .unwrap_or(ken_core::RefKind::Call),
             path: src_path,
             line: r.get(7)?,
-            rule: rule_of(&r.get::<_, String>(8)?),
+            rule: ken_graph::Rule::parse(&r.get::<_, String>(8)?)
+                .unwrap_or(ken_graph::Rule::UniqueGlobal),
             confidence: r.get(9)?,
         })
     })?;
@@ -803,29 +789,28 @@ pub(crate) fn paths_blamed_on(conn: &Connection, shas: &[String]) -> Result<Hash
     Ok(out)
 }
 
-/// The ids of the chunks `filter` lets through.
+/// The ids of the chunks `filter` lets through (paths through the path
+/// index; an empty list lets nothing through).
 pub(crate) fn chunk_ids_where(
     conn: &Connection,
     filter: &crate::ChunkFilter,
 ) -> Result<HashSet<u64>> {
-    let paths: Option<HashSet<&str>> = filter
+    let languages: Vec<&str> = filter.languages.iter().map(|l| l.name()).collect();
+    let languages =
+        serde_json::to_string(&languages).map_err(|e| StoreError::Other(e.to_string()))?;
+    let paths = filter
         .paths
         .as_ref()
-        .map(|p| p.iter().map(String::as_str).collect());
-    let languages: HashSet<&str> = filter.languages.iter().map(|l| l.name()).collect();
-    let mut stmt = conn.prepare_cached("SELECT id, path, language FROM chunks")?;
-    let mut rows = stmt.query([])?;
-    let mut out = HashSet::new();
-    while let Some(r) = rows.next()? {
-        let path: String = r.get(1)?;
-        let language: String = r.get(2)?;
-        if paths.as_ref().is_none_or(|p| p.contains(path.as_str()))
-            && (languages.is_empty() || languages.contains(language.as_str()))
-        {
-            out.insert(r.get::<_, i64>(0)? as u64);
-        }
-    }
-    Ok(out)
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| StoreError::Other(e.to_string()))?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM chunks
+         WHERE (?2 = '[]' OR language IN (SELECT value FROM json_each(?2)))
+           AND (?1 IS NULL OR path IN (SELECT value FROM json_each(?1)))",
+    )?;
+    let ids = stmt.query_map(params![paths, languages], |r| r.get::<_, i64>(0))?;
+    ids.map(|id| Ok(id? as u64)).collect()
 }
 
 #[cfg(test)]

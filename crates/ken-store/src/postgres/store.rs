@@ -754,10 +754,12 @@ impl GraphStore for PgStore {
                     ken_graph::Edge {
                         from: ken_graph::DefKey::new(src.clone(), r.get::<String, _>(1), r.get::<i32, _>(2) as u32),
                         to: ken_graph::DefKey::new(r.get::<String, _>(3), r.get::<String, _>(4), r.get::<i32, _>(5) as u32),
-                        kind: ref_kind(&r.get::<String, _>(6)),
+                        kind: ken_core::RefKind::parse(&r.get::<String, _>(6))
+                            .unwrap_or(ken_core::RefKind::Call),
                         path: src,
                         line: r.get::<i32, _>(7) as u32,
-                        rule: rule_of(&r.get::<String, _>(8)),
+                        rule: ken_graph::Rule::parse(&r.get::<String, _>(8))
+                            .unwrap_or(ken_graph::Rule::UniqueGlobal),
                         confidence: r.get(9),
                     }
                 })
@@ -1294,22 +1296,6 @@ fn commit_from_row(r: &PgRow) -> CommitRecord {
     }
 }
 
-fn ref_kind(s: &str) -> ken_core::RefKind {
-    match s {
-        "import" => ken_core::RefKind::Import,
-        "inherit" => ken_core::RefKind::Inherit,
-        "type" => ken_core::RefKind::Type,
-        _ => ken_core::RefKind::Call,
-    }
-}
-
-fn rule_of(s: &str) -> ken_graph::Rule {
-    ken_graph::Rule::ALL
-        .into_iter()
-        .find(|r| r.name() == s)
-        .unwrap_or(ken_graph::Rule::UniqueGlobal)
-}
-
 /// One batch, in one transaction: chunk ids reserved from the repository's
 /// counter, old rows of every path replaced.
 /// A text parameter of a read as stored (NUL as U+001A, see
@@ -1328,7 +1314,7 @@ fn pg_texts(v: &[String]) -> Vec<String> {
 /// skipped before it gets here.)
 fn without_nul(s: &mut String) {
     if s.contains('\0') {
-        *s = s.replace('\0', "\u{1a}");
+        *s = pg_text(s);
     }
 }
 
@@ -1352,20 +1338,8 @@ async fn write_batch(pool: &PgPool, repo: i64, mut batch: Batch) -> Result<()> {
             }
         }
     }
-    let paths: Vec<String> = batch
-        .upserts
-        .iter()
-        .map(|u| u.path.clone())
-        .chain(batch.deletes.iter().cloned())
-        .collect();
-    let needed: i64 = batch
-        .upserts
-        .iter()
-        .map(|u| match &u.content {
-            FileContent::Indexed { syntax, .. } => syntax.chunks.len() as i64,
-            FileContent::Skipped { .. } => 0,
-        })
-        .sum();
+    let paths: Vec<String> = batch.paths().map(str::to_string).collect();
+    let needed = batch.chunk_count() as i64;
     let mut tx = pool.begin().await?;
     // the repository row is locked by this update until commit
     let first: i64 = sqlx::query(

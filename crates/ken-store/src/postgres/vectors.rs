@@ -144,7 +144,7 @@ pub(crate) async fn index(
         }
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO {t}(chunk, key, v)
-             SELECT DISTINCT w.chunk, w.key, c.v FROM ken_want w
+             SELECT w.chunk, w.key, c.v FROM ken_want w
              JOIN vector_cache c ON c.repo = $1 AND c.model = $2 AND c.key = w.key
              WHERE vector_dims(c.v) = $3
              ON CONFLICT (chunk, key) DO NOTHING"

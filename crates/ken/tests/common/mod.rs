@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod chat;
+#[path = "../../../ken-store/tests/pg_db/mod.rs"]
 pub mod pg;
 pub mod server;
 
@@ -169,6 +170,14 @@ pub fn stderr(o: &Output) -> String {
 
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A repository of one commit of [`handler_files`].
+pub fn big_repo(files: usize, defs: usize) -> Repo {
+    let r = Repo::new();
+    handler_files(&r, files, defs);
+    r.commit("many files");
+    r
 }
 
 /// Write `files` Python files of `defs` small handlers each, spread over 50

@@ -1,16 +1,21 @@
 //! A fresh PostgreSQL database per test, on the server `scripts/test.sh`
-//! starts (`KEN_TEST_PG_URL`); dropped after the test.
+//! starts (`KEN_TEST_PG_URL`); dropped after the test. Without the
+//! variable a test fails and says how to get a server. Shared by the store
+//! conformance tests and the binary's tests (crates/ken/tests/common).
+#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use sqlx::Connection;
 
+/// A database made for one test, dropped after it.
 pub struct Db {
     admin: String,
     name: String,
 }
 
-fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+/// Run a future on a runtime of its own.
+pub fn block<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -29,7 +34,7 @@ impl Db {
             )
         });
         let name = format!(
-            "ken_cli_{}_{}",
+            "ken_test_{}_{}",
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         );
