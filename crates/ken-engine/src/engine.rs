@@ -522,6 +522,53 @@ impl Engine {
         Ok(out)
     }
 
+    /// A report over a period of one repository (`ken report`).
+    pub fn report(
+        &self,
+        req: &crate::report::ReportRequest,
+        access: &Access,
+    ) -> Result<ken_report::Report> {
+        let r = self.one_repo(req.repo.as_deref(), access)?;
+        let key = self.stores()?.key_of(&r.name);
+        let tickets = self.home_store()?.tickets(&key)?;
+        let mut report =
+            crate::report::report(&self.settings, &r, tickets, req, crate::who::now())?;
+        if req.narrative {
+            match self.chat()? {
+                Some(chat) => crate::report::narrate(&*chat, &mut report)?,
+                None => report
+                    .notes
+                    .push("no chat model is configured: the report has no written summary".into()),
+            }
+        }
+        Ok(report)
+    }
+
+    /// Read an issue-tracker export into a repository's tickets (`ken tickets import`).
+    pub fn import_tickets(
+        &self,
+        repo: Option<&str>,
+        bytes: &[u8],
+        format: ken_report::tickets::TicketFormat,
+        access: &Access,
+    ) -> Result<crate::report::TicketImport> {
+        let r = self.one_repo(repo, access)?;
+        let key = self.stores()?.key_of(&r.name);
+        crate::report::import_tickets(&*self.home_store()?, &r, &key, bytes, format)
+    }
+
+    /// A repository's imported tickets with the commits linked to each.
+    pub fn tickets(
+        &self,
+        repo: Option<&str>,
+        access: &Access,
+    ) -> Result<(String, Vec<crate::report::LinkedTicket>)> {
+        let r = self.one_repo(repo, access)?;
+        let key = self.stores()?.key_of(&r.name);
+        let tickets = self.home_store()?.tickets(&key)?;
+        Ok((r.name.clone(), crate::report::linked_tickets(&r, tickets)?))
+    }
+
     /// What is indexed, at which commit, and how much is embedded.
     pub fn status(&self, names: &[String], access: &Access) -> Result<Vec<RepoStatus>> {
         let repos = if names.is_empty() {

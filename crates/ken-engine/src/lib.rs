@@ -19,6 +19,7 @@ pub mod people;
 pub mod query;
 pub mod query_cache;
 pub mod repo;
+pub mod report;
 pub mod request;
 pub mod search;
 pub mod semantic;

@@ -1,38 +1,7 @@
 //! Calendar arithmetic on Unix seconds (UTC), enough for `since March` and
 //! HTTP dates without a date-time crate.
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-pub(crate) fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
-    let y = i64::from(y) - i64::from(m <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// (year, month 1-12, day 1-31) of a day number.
-pub(crate) fn civil_from_days(z: i64) -> (i32, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    ((y + i64::from(m <= 2)) as i32, m, d)
-}
-
-/// 0 = Monday ... 6 = Sunday.
-pub(crate) fn weekday(day: i64) -> u32 {
-    // 1970-01-01 was a Thursday (3).
-    (day + 3).rem_euclid(7) as u32
-}
-
-pub(crate) const DAY: i64 = 86_400;
+pub(crate) use ken_core::time::{DAY, civil_from_days, days_from_civil, format_date, weekday};
 
 /// Month number of an English month name or abbreviation (`Mar`, `march`, `Sept`).
 pub(crate) fn month_number(name: &str) -> Option<u32> {
@@ -69,12 +38,6 @@ pub(crate) fn midnight(y: i32, m: u32, d: u32) -> i64 {
 pub(crate) fn month_len(y: i32, m: u32) -> u32 {
     let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
     (days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)) as u32
-}
-
-/// `YYYY-MM-DD` of Unix seconds.
-pub(crate) fn format_date(secs: i64) -> String {
-    let (y, m, d) = civil_from_days(secs.div_euclid(DAY));
-    format!("{y:04}-{m:02}-{d:02}")
 }
 
 #[cfg(test)]

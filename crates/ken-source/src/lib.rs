@@ -9,6 +9,7 @@
 
 mod blame;
 mod clone;
+mod diff;
 mod error;
 pub mod filter;
 mod git;
@@ -20,6 +21,7 @@ mod worktree;
 
 pub use blame::{BlameMethod, BlameOptions, BlameRange, FallbackReason, FileBlame};
 pub use clone::{clone_or_fetch, is_url, redact, repo_name_from_url};
+pub use diff::{DiffOptions, FileDiff, LineHunk};
 pub use error::SourceError;
 pub use filter::{DEFAULT_MAX_FILE_BYTES, SkipReason, skip_by_content, skip_by_path};
 pub use git::blob_id;

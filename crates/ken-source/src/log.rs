@@ -240,7 +240,7 @@ fn meta_of(commit: &gix::Commit<'_>) -> Result<CommitMeta, SourceError> {
 }
 
 /// Tree diffs with rename tracking, reusing buffers and caches.
-struct Differ<'r> {
+pub(crate) struct Differ<'r> {
     repo: &'r gix::Repository,
     resource_cache: gix::diff::blob::Platform,
     state: gix::diff::tree::State,
@@ -251,7 +251,7 @@ struct Differ<'r> {
 }
 
 impl<'r> Differ<'r> {
-    fn new(repo: &'r gix::Repository, stats: bool) -> Result<Self, SourceError> {
+    pub(crate) fn new(repo: &'r gix::Repository, stats: bool) -> Result<Self, SourceError> {
         Ok(Differ {
             repo,
             resource_cache: repo.diff_resource_cache_for_tree_diff().map_err(git_err)?,
@@ -324,7 +324,7 @@ impl<'r> Differ<'r> {
     }
 
     /// The raw changes between two trees (`None`: the empty tree).
-    fn raw(
+    pub(crate) fn raw(
         &mut self,
         old: Option<ObjectId>,
         new: ObjectId,
@@ -385,7 +385,7 @@ impl<'r> Differ<'r> {
         Ok(files)
     }
 
-    fn changed_file(
+    pub(crate) fn changed_file(
         &mut self,
         change: gix::diff::tree_with_rewrites::Change,
     ) -> Result<Option<ChangedFile>, SourceError> {

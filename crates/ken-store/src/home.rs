@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS deliveries (
     job TEXT,
     received_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tickets (
+    repo TEXT NOT NULL,
+    id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    imported_at INTEGER NOT NULL,
+    PRIMARY KEY (repo, id)
+);
 ";
 
 /// An API token as stored: its hash, never the token.
@@ -225,6 +232,29 @@ pub trait Home: Send + Sync {
     fn set_delivery_job(&self, id: &str, job: &str) -> Result<()>;
     /// A number that changes when anything is written.
     fn data_version(&self) -> Result<u64>;
+
+    // --- tickets of an issue tracker, per repository key ---
+
+    /// Add tickets, replacing those with the same id, in one transaction;
+    /// returns (added, replaced).
+    fn put_tickets(
+        &self,
+        repo: &str,
+        tickets: &[ken_core::Ticket],
+        now: i64,
+    ) -> Result<(usize, usize)>;
+    /// A repository's tickets, by id.
+    fn tickets(&self, repo: &str) -> Result<Vec<ken_core::Ticket>>;
+    /// Forget a repository's tickets; returns how many there were.
+    fn remove_tickets(&self, repo: &str) -> Result<usize>;
+}
+
+pub(crate) fn ticket_json(t: &ken_core::Ticket) -> Result<String> {
+    serde_json::to_string(t).map_err(|e| StoreError::Other(e.to_string()))
+}
+
+pub(crate) fn ticket_of(data: &str) -> Result<ken_core::Ticket> {
+    serde_json::from_str(data).map_err(|e| StoreError::Other(format!("a stored ticket: {e}")))
 }
 
 pub struct HomeStore {
@@ -492,6 +522,53 @@ impl Home for HomeStore {
     /// The data version of the database (see `EmbeddedStore::data_version`).
     fn data_version(&self) -> Result<u64> {
         self.conns.data_version()
+    }
+
+    // --- tickets ---
+
+    fn put_tickets(
+        &self,
+        repo: &str,
+        tickets: &[ken_core::Ticket],
+        now: i64,
+    ) -> Result<(usize, usize)> {
+        let mut conn = self.conns.get()?;
+        let tx = conn.transaction()?;
+        let (mut added, mut replaced) = (0, 0);
+        {
+            let mut exists = tx.prepare("SELECT 1 FROM tickets WHERE repo = ?1 AND id = ?2")?;
+            let mut put = tx.prepare(
+                "INSERT OR REPLACE INTO tickets(repo, id, data, imported_at) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for t in tickets {
+                if exists.exists(params![repo, t.id])? {
+                    replaced += 1;
+                } else {
+                    added += 1;
+                }
+                put.execute(params![repo, t.id, ticket_json(t)?, now])?;
+            }
+        }
+        tx.commit()?;
+        Ok((added, replaced))
+    }
+
+    fn tickets(&self, repo: &str) -> Result<Vec<ken_core::Ticket>> {
+        let conn = self.conns.get()?;
+        let mut stmt = conn.prepare("SELECT data FROM tickets WHERE repo = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([repo], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for data in rows {
+            out.push(ticket_of(&data?)?);
+        }
+        Ok(out)
+    }
+
+    fn remove_tickets(&self, repo: &str) -> Result<usize> {
+        Ok(self
+            .conns
+            .get()?
+            .execute("DELETE FROM tickets WHERE repo = ?1", [repo])?)
     }
 }
 

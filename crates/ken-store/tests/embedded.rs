@@ -41,3 +41,10 @@ fn home_queue_tokens_deliveries() {
     let h = ken_store::HomeStore::open(dir.path()).unwrap();
     conformance::home_queue_tokens_deliveries(&h);
 }
+
+#[test]
+fn home_tickets() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = ken_store::HomeStore::open(dir.path()).unwrap();
+    conformance::home_tickets(&h);
+}

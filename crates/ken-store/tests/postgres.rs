@@ -44,6 +44,13 @@ fn home_queue_tokens_deliveries() {
 }
 
 #[test]
+fn home_tickets() {
+    let db = Db::new();
+    let p = PgProvider::connect(&db.url()).unwrap();
+    conformance::home_tickets(&p.home());
+}
+
+#[test]
 fn migrations_are_applied_once_and_a_newer_schema_is_refused() {
     let db = Db::new();
     let p = PgProvider::connect(&db.url()).unwrap();

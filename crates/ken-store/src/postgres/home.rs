@@ -10,6 +10,7 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Postgres, Row, Transaction};
 
 use super::Pg;
+use super::store::pg_text;
 use crate::{Home, JobRecord, JobState, NewJob, Result, StoreError, TokenRecord};
 
 /// The advisory lock that serialises claims.
@@ -388,6 +389,71 @@ impl Home for PgHome {
                 .await?
                 .get(0);
             Ok(v as u64)
+        })
+    }
+
+    fn put_tickets(
+        &self,
+        repo: &str,
+        tickets: &[ken_core::Ticket],
+        now: i64,
+    ) -> Result<(usize, usize)> {
+        let repo = repo.to_string();
+        let rows: Vec<(String, String)> = tickets
+            .iter()
+            .map(|t| Ok((pg_text(&t.id), pg_text(&crate::home::ticket_json(t)?))))
+            .collect::<Result<_>>()?;
+        self.run(|pool| async move {
+            let mut tx = pool.begin().await?;
+            let (mut added, mut replaced) = (0, 0);
+            for (id, data) in rows {
+                let inserted: bool = sqlx::query(
+                    "INSERT INTO tickets(repo, id, data, imported_at) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (repo, id) DO UPDATE SET data = EXCLUDED.data, imported_at = EXCLUDED.imported_at
+                     RETURNING (xmax = 0)",
+                )
+                .bind(&repo)
+                .bind(&id)
+                .bind(&data)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?
+                .get(0);
+                if inserted {
+                    added += 1;
+                } else {
+                    replaced += 1;
+                }
+            }
+            bump(&mut tx).await?;
+            tx.commit().await?;
+            Ok((added, replaced))
+        })
+    }
+
+    fn tickets(&self, repo: &str) -> Result<Vec<ken_core::Ticket>> {
+        let repo = repo.to_string();
+        let rows: Vec<String> = self.run(|pool| async move {
+            Ok(
+                sqlx::query("SELECT data FROM tickets WHERE repo = $1 ORDER BY id")
+                    .bind(&repo)
+                    .fetch_all(&pool)
+                    .await?
+                    .iter()
+                    .map(|r| r.get::<String, _>(0))
+                    .collect(),
+            )
+        })?;
+        rows.iter().map(|d| crate::home::ticket_of(d)).collect()
+    }
+
+    fn remove_tickets(&self, repo: &str) -> Result<usize> {
+        let repo = repo.to_string();
+        self.run(|pool| async move {
+            Ok(write(&pool, "DELETE FROM tickets WHERE repo = $1", |q| {
+                q.bind(repo)
+            })
+            .await? as usize)
         })
     }
 }

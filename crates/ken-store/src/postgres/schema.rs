@@ -7,7 +7,19 @@ use sqlx::{PgPool, Row};
 use crate::Result;
 
 /// Migrations by version; never edit one that has shipped, add the next.
-const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3), (4, V4), (5, V5)];
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3), (4, V4), (5, V5), (6, V6)];
+
+/// Tickets of an issue tracker per repository key (`ken tickets import`),
+/// each kept whole as JSON.
+const V6: &str = r#"
+CREATE TABLE tickets (
+    repo text NOT NULL,
+    id text NOT NULL,
+    data text NOT NULL,
+    imported_at bigint NOT NULL,
+    PRIMARY KEY (repo, id)
+);
+"#;
 
 /// Each posting carries its field's length, and the term index covers
 /// what BM25 reads: a query reads its terms' postings once, from the index

@@ -1300,7 +1300,7 @@ fn commit_from_row(r: &PgRow) -> CommitRecord {
 /// counter, old rows of every path replaced.
 /// A text parameter of a read as stored (NUL as U+001A, see
 /// [`without_nul`]): a NUL in a request finds nothing instead of failing.
-fn pg_text(s: &str) -> String {
+pub(super) fn pg_text(s: &str) -> String {
     s.replace('\0', "\u{1a}")
 }
 

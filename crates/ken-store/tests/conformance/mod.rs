@@ -1152,3 +1152,49 @@ pub fn vector_search_with_filters(p: &dyn StoreProvider) {
     };
     assert!(r.search_vectors("mini", q, 5, &none).unwrap().is_empty());
 }
+
+/// Tickets per repository key: added, replaced by id, read back whole,
+/// kept apart per repository, removed.
+pub fn home_tickets(h: &(dyn ken_store::Home + Sync)) {
+    use ken_core::Ticket;
+    let t = |id: &str, title: &str| Ticket {
+        id: id.to_string(),
+        title: title.to_string(),
+        body: "trace\0back".to_string(),
+        state: "closed".to_string(),
+        kind: "issue".to_string(),
+        labels: vec!["bug".to_string()],
+        assignees: vec!["ana".to_string()],
+        author: Some("bo".to_string()),
+        opened: Some(10),
+        closed: Some(20),
+        url: Some("https://example.org/1".to_string()),
+        links: vec!["40".to_string(), "abc1234".to_string()],
+    };
+    assert!(h.tickets("flask").unwrap().is_empty());
+    let v0 = h.data_version().unwrap();
+    assert_eq!(
+        h.put_tickets("flask", &[t("1", "a"), t("PROJ-2", "b")], 5)
+            .unwrap(),
+        (2, 0)
+    );
+    assert_ne!(h.data_version().unwrap(), v0);
+    assert_eq!(
+        h.put_tickets("flask", &[t("1", "a2"), t("3", "c")], 6)
+            .unwrap(),
+        (1, 1)
+    );
+    h.put_tickets("cobra", &[t("1", "other")], 6).unwrap();
+    let got = h.tickets("flask").unwrap();
+    let ids: Vec<&str> = got.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["1", "3", "PROJ-2"]);
+    assert_eq!(
+        got[0],
+        t("1", "a2"),
+        "a ticket comes back whole (NUL included)"
+    );
+    assert_eq!(h.tickets("cobra").unwrap().len(), 1);
+    assert_eq!(h.remove_tickets("flask").unwrap(), 3);
+    assert!(h.tickets("flask").unwrap().is_empty());
+    assert_eq!(h.tickets("cobra").unwrap().len(), 1);
+}

@@ -118,6 +118,21 @@ pub enum Command {
     /// Install or distil embedding models.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// A report over a period of a repository's history: the period in
+    /// figures, hot files (churn × fixes × changes a later fix touched),
+    /// god objects, ownership and bus factor per directory, hardcoded
+    /// secrets (always redacted), who did what, and imported tickets.
+    ///
+    /// Built from what the index holds plus the period's diffs; the period
+    /// defaults to the 30 days before the indexed commit. With a chat model
+    /// configured, `--summary` adds a written summary whose every sentence
+    /// cites the report's findings and is checked against them.
+    Report(ReportArgs),
+    /// Tickets from an issue tracker, linked to commits by the references
+    /// in their messages (`#123`, `fixes #123`, `PROJ-101`) and by the
+    /// tracker's own links.
+    #[command(subcommand)]
+    Tickets(TicketsCommand),
     /// Serve the HTTP API, GitHub push webhooks and MCP over HTTP.
     ///
     /// Every route but /healthz and /hooks/* needs `Authorization: Bearer
@@ -417,4 +432,58 @@ pub enum EvalModeArg {
 pub struct StatusArgs {
     /// Only these repositories.
     pub names: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The repository (may be left out when only one is indexed).
+    pub repo: Option<String>,
+    /// Start: a date (2024-05-01), an age counted back from the indexed
+    /// commit (30d, 2w, 6m, 1y), `all`, or a commit (the period starts
+    /// after it). Default: 30 days before the end.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// End: a date, an age, or a commit (the period ends with it).
+    /// Default: the indexed commit.
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// md (Markdown), html (one self-contained file with charts), json, or
+    /// pdf (printed by a headless Chromium; needs --out).
+    #[arg(long, default_value = "md", value_parser = ["md", "html", "json", "pdf"])]
+    pub format: String,
+    /// Write the report to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+    /// Items per ranked list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Add a written summary by the configured chat model (checked).
+    #[arg(long)]
+    pub summary: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TicketsCommand {
+    /// Import an export: the JSON of `gh issue list --json
+    /// number,title,body,state,labels,assignees,author,createdAt,closedAt,url,closedByPullRequestsReferences`
+    /// (or `gh pr list --json ...,commits`, or the REST API's issues), or a
+    /// CSV with the columns id,title,state,labels,assignee,opened,closed.
+    /// Tickets with an id already imported are replaced.
+    Import {
+        /// The export file (`-` for standard input).
+        file: std::path::PathBuf,
+        #[arg(long, value_name = "NAME")]
+        repo: Option<String>,
+        /// auto, github (JSON) or csv.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "github", "csv"])]
+        format: String,
+    },
+    /// The imported tickets with the commits linked to each.
+    List {
+        #[arg(long, value_name = "NAME")]
+        repo: Option<String>,
+        /// Only open or closed ones.
+        #[arg(long, value_parser = ["open", "closed"])]
+        state: Option<String>,
+    },
 }

@@ -10,6 +10,7 @@ mod index;
 mod jobs;
 mod model;
 mod people;
+mod report;
 mod search;
 mod status;
 mod structure;
@@ -60,6 +61,8 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
             structure::run(&engine, a.target, Walk::Impact { max_depth: a.depth }, out)
         }
         Command::Embed(a) => embed::run(&engine, a, out),
+        Command::Report(a) => report::report(&engine, a, out),
+        Command::Tickets(t) => report::tickets(&engine, t, out),
         Command::Token(t) => token::run(&engine, t, out),
         Command::Jobs(j) => jobs::run(&engine, j, out),
         Command::Worker => jobs::worker(&engine, quiet),

@@ -1,0 +1,547 @@
+//! `ken report` and `ken tickets`: what the index already holds (commits
+//! with their files, blame, the code graph, identities), the period's
+//! diffs read from git for its commits only (no history walk), secrets
+//! scanned in the indexed files and in the lines the period added, and the
+//! imported tickets — gathered into a `ken_report::ReportInput`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use ken_core::{ChunkKind, Ticket};
+use ken_report::secrets::Scanner;
+use ken_report::{
+    ClassIn, CommitIn, FileChangeIn, FileIn, HunkIn, Period, PersonIn, Report, ReportInput,
+    ReportParams, SecretOrigin,
+};
+use ken_source::{DiffOptions, FileDiff, GitRepo};
+use ken_store::{BlameLines, CommitRecord, Store};
+
+use crate::repo::OpenRepo;
+use crate::time::parse_time;
+use crate::{EngineError, Result, Settings};
+
+/// What to report on.
+#[derive(Debug, Clone, Default)]
+pub struct ReportRequest {
+    pub repo: Option<String>,
+    /// A date, an age, `all`, or a commit (the period starts after it).
+    pub since: Option<String>,
+    /// A date, an age, or a commit (the period ends with it). Default: the
+    /// indexed commit.
+    pub until: Option<String>,
+    pub top: Option<usize>,
+    /// Ask the configured chat model for a written summary.
+    pub narrative: bool,
+}
+
+/// Default period: 30 days up to the indexed commit.
+const DEFAULT_DAYS: i64 = 30;
+
+/// The period's bounds, from what the user wrote. Ages (`30d`, `1y`) count
+/// back from the indexed commit, the index's "now" (from the clock for a
+/// folder outside git).
+pub fn resolve_period(
+    req: &ReportRequest,
+    git: Option<&GitRepo>,
+    indexed_time: Option<i64>,
+    now: i64,
+) -> Result<Period> {
+    let now = indexed_time.map_or(now, |t| t + 1);
+    let bound = |s: &str| -> Result<i64> {
+        match parse_time(s, now) {
+            Ok(t) => Ok(t),
+            Err(e) => match git.and_then(|g| g.resolve(s).ok()) {
+                // A commit: the period starts after it, or ends with it.
+                Some(c) => Ok(c.time + 1),
+                None => Err(e.with_hint(
+                    "give a date (2024-05-01), an age (30d, 2w, 6m, 1y), `all`, or a commit of the repository",
+                )),
+            },
+        }
+    };
+    let until = match req.until.as_deref() {
+        Some(s) => bound(s)?,
+        None => now,
+    };
+    let since = match req.since.as_deref() {
+        Some("all") => i64::MIN / 4,
+        Some(s) => bound(s)?,
+        None => until - DEFAULT_DAYS * 86_400,
+    };
+    if since >= until {
+        return Err(EngineError::bad_input(format!(
+            "the period is empty: it starts ({}) at or after its end ({})",
+            crate::time::format_date(since),
+            crate::time::format_date(until)
+        ))
+        .with_hint("--since must come before --until"));
+    }
+    Ok(Period {
+        since,
+        until,
+        since_label: req
+            .since
+            .clone()
+            .unwrap_or_else(|| format!("{DEFAULT_DAYS} days before the end")),
+        until_label: req.until.clone().unwrap_or_else(|| match indexed_time {
+            Some(_) => "the indexed commit".to_string(),
+            None => "now".to_string(),
+        }),
+    })
+}
+
+/// The git repository an index was built from, if it is still readable.
+pub fn source_repo(settings: &Settings, repo: &OpenRepo) -> Option<GitRepo> {
+    let source = repo.state.source.as_deref()?;
+    let path = if ken_source::is_url(source) {
+        crate::home::clone_dir(&settings.home, &repo.name)
+    } else {
+        PathBuf::from(source)
+    };
+    GitRepo::open(&path).ok()
+}
+
+/// Build a report of one repository.
+pub fn report(
+    settings: &Settings,
+    repo: &OpenRepo,
+    tickets: Vec<Ticket>,
+    req: &ReportRequest,
+    now: i64,
+) -> Result<Report> {
+    let git = source_repo(settings, repo);
+    let period = resolve_period(req, git.as_ref(), repo.state.commit_time, now)?;
+    let skipped = repo
+        .store
+        .files()?
+        .into_iter()
+        .filter(|f| f.skip.is_some())
+        .map(|f| f.path)
+        .collect();
+    let mut notes = Vec::new();
+    let store = &*repo.store;
+    let people = People::new(repo);
+    let mut records = store.all_commits()?;
+    // Files of every commit up to the period's end (god objects count them).
+    let shas: Vec<String> = records
+        .iter()
+        .filter(|c| c.committer_time < period.until)
+        .map(|c| c.sha.clone())
+        .collect();
+    let with_files = store.commits(&shas, true)?;
+    for r in &mut records {
+        if let Some(full) = with_files.get(&r.sha) {
+            r.files = full.files.clone();
+        }
+    }
+    let in_period: Vec<&CommitRecord> = records
+        .iter()
+        .filter(|c| c.committer_time >= period.since && c.committer_time < period.until)
+        .collect();
+    let diffs = match &git {
+        Some(g) => period_diffs(g, &in_period),
+        None => {
+            if repo.state.source.is_some() && !in_period.is_empty() {
+                notes.push(
+                    "the repository's git objects are not readable here: lines added and removed are unknown"
+                        .to_string(),
+                );
+            }
+            HashMap::new()
+        }
+    };
+    let scanner = Scanner::new();
+    let mut diff_secrets = Vec::new();
+    let mut commits = Vec::with_capacity(records.len());
+    let mut people_in = people;
+    for r in &records {
+        let person = people_in.of(&r.author_name, &r.author_email);
+        let files = match diffs.get(&r.sha) {
+            Some(files) => {
+                for f in files.iter().filter(|f| scanner.wants_path(&f.file.path)) {
+                    let lines = f.added_lines.iter().map(|(n, t)| (*n, t.as_str()));
+                    for hit in scanner.scan_lines(&f.file.path, lines) {
+                        diff_secrets.push((r.sha.clone(), hit));
+                    }
+                }
+                files.iter().map(change_of_diff).collect()
+            }
+            None => r
+                .files
+                .iter()
+                .map(|(path, status, old)| FileChangeIn {
+                    path: path.clone(),
+                    old_path: old.clone(),
+                    status: status_name(status),
+                    added: None,
+                    removed: None,
+                    hunks: Vec::new(),
+                })
+                .collect(),
+        };
+        commits.push(CommitIn {
+            sha: r.sha.clone(),
+            person,
+            author_time: r.author_time,
+            committer_time: r.committer_time,
+            summary: r.summary.clone(),
+            message: r.message.clone(),
+            parents: r.parents.len(),
+            files,
+        });
+    }
+    let persons: HashMap<&str, &str> = commits
+        .iter()
+        .map(|c| (c.sha.as_str(), c.person.as_str()))
+        .collect();
+    let (files, classes, blame) = code_figures(store, &persons)?;
+    if blame.is_empty() && !files.is_empty() {
+        notes.push("no blame in the index yet: ownership and god objects wait for it (`ken status` shows its progress)".to_string());
+    }
+    let head_secrets = head_secrets(store, &scanner, &blame, &persons)?;
+    let input = ReportInput {
+        repo: repo.name.clone(),
+        indexed_commit: repo.state.commit.clone(),
+        period,
+        commits,
+        people: people_in.list,
+        files,
+        skipped,
+        classes,
+        head_secrets,
+        diff_secrets,
+        tickets,
+        notes,
+    };
+    let params = ReportParams {
+        top: req.top.unwrap_or(10).clamp(1, 100),
+        ..ReportParams::default()
+    };
+    Ok(ken_report::build(&input, &params))
+}
+
+fn status_name(s: &str) -> String {
+    match s {
+        "A" | "added" => "added",
+        "D" | "deleted" => "deleted",
+        "R" | "renamed" => "renamed",
+        _ => "modified",
+    }
+    .to_string()
+}
+
+fn change_of_diff(f: &FileDiff) -> FileChangeIn {
+    use ken_source::ChangeStatus;
+    FileChangeIn {
+        path: f.file.path.clone(),
+        old_path: f.file.old_path.clone(),
+        status: match f.file.status {
+            ChangeStatus::Added => "added",
+            ChangeStatus::Deleted => "deleted",
+            ChangeStatus::Renamed => "renamed",
+            ChangeStatus::Modified => "modified",
+        }
+        .to_string(),
+        added: f.file.insertions,
+        removed: f.file.deletions,
+        hunks: f
+            .hunks
+            .iter()
+            .map(|h| HunkIn {
+                old_start: h.old_start,
+                old_len: h.old_len,
+                new_start: h.new_start,
+                new_len: h.new_len,
+            })
+            .collect(),
+    }
+}
+
+/// The period's commits diffed on two threads (the machine's cores).
+fn period_diffs(git: &GitRepo, commits: &[&CommitRecord]) -> HashMap<String, Vec<FileDiff>> {
+    let shas: Vec<&str> = commits.iter().map(|c| c.sha.as_str()).collect();
+    let opts = DiffOptions {
+        added_text: true,
+        ..DiffOptions::default()
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4);
+    let per = shas.len().div_ceil(threads).max(1);
+    let mut out = HashMap::with_capacity(shas.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = shas
+            .chunks(per)
+            .map(|part| {
+                let git = git.clone();
+                s.spawn(move || (part, git.commit_diffs(part, &opts)))
+            })
+            .collect();
+        for h in handles {
+            if let Ok((part, diffs)) = h.join() {
+                for (sha, d) in part.iter().zip(diffs) {
+                    // A commit whose objects are missing keeps its file list.
+                    if let Ok(d) = d {
+                        out.insert(sha.to_string(), d);
+                    }
+                }
+            }
+        }
+    });
+    out
+}
+
+/// People by identity, collected as commits are read.
+struct People<'a> {
+    repo: &'a OpenRepo,
+    seen: HashSet<String>,
+    list: Vec<PersonIn>,
+}
+
+impl<'a> People<'a> {
+    fn new(repo: &'a OpenRepo) -> People<'a> {
+        People {
+            repo,
+            seen: HashSet::new(),
+            list: Vec::new(),
+        }
+    }
+
+    fn of(&mut self, name: &str, email: &str) -> String {
+        let p = self.repo.ids.resolve(name, email);
+        if self.seen.insert(p.id.clone()) {
+            self.list.push(PersonIn {
+                id: p.id.clone(),
+                name: p.display_name.clone(),
+                email: email.to_string(),
+                bot: p.is_bot,
+            });
+        }
+        p.id
+    }
+}
+
+type Blame = HashMap<String, Vec<BlameLines>>;
+
+/// Files and classes of the indexed commit with their figures, and the blame read.
+fn code_figures(
+    store: &dyn Store,
+    persons: &HashMap<&str, &str>,
+) -> Result<(Vec<FileIn>, Vec<ClassIn>, Blame)> {
+    let records = store.files()?;
+    let paths: Vec<String> = records
+        .iter()
+        .filter(|f| f.skip.is_none())
+        .map(|f| f.path.clone())
+        .collect();
+    let blame = store.blame_of_paths(&paths)?;
+    let blame: Blame = blame.into_iter().filter(|(_, b)| !b.is_empty()).collect();
+    // Fan-in: distinct other files referring to a file, or to a class or its members.
+    let edges = store.edges()?;
+    let mut file_in: HashMap<&str, HashSet<&str>> = HashMap::new();
+    // path → qualname → referring files
+    let mut def_in: HashMap<&str, HashMap<&str, HashSet<&str>>> = HashMap::new();
+    for e in &edges {
+        if e.from.path == e.to.path {
+            continue;
+        }
+        file_in.entry(&e.to.path).or_default().insert(&e.from.path);
+        def_in
+            .entry(&e.to.path)
+            .or_default()
+            .entry(&e.to.qualname)
+            .or_default()
+            .insert(&e.from.path);
+    }
+    let owners = |path: &str, lo: u32, hi: u32| -> (Vec<(String, u32)>, u32) {
+        let mut by: HashMap<&str, u32> = HashMap::new();
+        let mut shas = HashSet::new();
+        for b in blame.get(path).into_iter().flatten() {
+            let (s, e) = (b.start_line.max(lo), b.end_line.min(hi));
+            if s > e {
+                continue;
+            }
+            shas.insert(b.sha.as_str());
+            let who = persons.get(b.sha.as_str()).copied().unwrap_or("unknown");
+            *by.entry(who).or_default() += e - s + 1;
+        }
+        let mut v: Vec<(String, u32)> = by.into_iter().map(|(p, n)| (p.to_string(), n)).collect();
+        v.sort();
+        (v, shas.len() as u32)
+    };
+    let lines_of = |path: &str| -> u32 {
+        blame
+            .get(path)
+            .and_then(|b| b.iter().map(|r| r.end_line).max())
+            .unwrap_or(0)
+    };
+    let mut files = Vec::with_capacity(paths.len());
+    for p in &paths {
+        let (o, commits) = owners(p, 1, u32::MAX);
+        files.push(FileIn {
+            path: p.clone(),
+            lines: lines_of(p),
+            fan_in: file_in.get(p.as_str()).map_or(0, |s| s.len() as u32),
+            owners: o,
+            blame_commits: commits,
+        });
+    }
+    let mut classes = Vec::new();
+    for facts in store.graph_facts(None)? {
+        for d in &facts.definitions {
+            if !matches!(
+                d.kind,
+                ChunkKind::Class | ChunkKind::Struct | ChunkKind::Trait | ChunkKind::Interface
+            ) {
+                continue;
+            }
+            // References to the class and to its members.
+            let prefix_dot = format!("{}.", d.qualname);
+            let prefix_colons = format!("{}::", d.qualname);
+            let mut from: HashSet<&str> = HashSet::new();
+            for (qual, srcs) in def_in.get(facts.path.as_str()).into_iter().flatten() {
+                if *qual == d.qualname
+                    || qual.starts_with(&prefix_dot)
+                    || qual.starts_with(&prefix_colons)
+                {
+                    from.extend(srcs.iter().copied());
+                }
+            }
+            let (o, commits) = owners(&facts.path, d.start_line, d.end_line);
+            classes.push(ClassIn {
+                path: facts.path.clone(),
+                name: d.qualname.clone(),
+                start_line: d.start_line,
+                end_line: d.end_line,
+                fan_in: from.len() as u32,
+                owners: o,
+                commits,
+            });
+        }
+    }
+    Ok((files, classes, blame))
+}
+
+/// Secrets in the indexed files, each with the commit that last changed its line.
+fn head_secrets(
+    store: &dyn Store,
+    scanner: &Scanner,
+    blame: &Blame,
+    persons: &HashMap<&str, &str>,
+) -> Result<Vec<(ken_report::secrets::SecretHit, Option<SecretOrigin>)>> {
+    let mut out = Vec::new();
+    for f in store.files()? {
+        if f.skip.is_some() || !scanner.wants_path(&f.path) {
+            continue;
+        }
+        let Some(text) = store.file_text(&f.path)? else {
+            continue;
+        };
+        for hit in scanner.scan_text(&f.path, &text) {
+            let origin = blame.get(&f.path).and_then(|b| {
+                b.iter()
+                    .find(|r| r.start_line <= hit.line && hit.line <= r.end_line)
+                    .map(|r| SecretOrigin {
+                        sha: r.sha.clone(),
+                        person: persons
+                            .get(r.sha.as_str())
+                            .unwrap_or(&"unknown")
+                            .to_string(),
+                    })
+            });
+            out.push((hit, origin));
+        }
+    }
+    Ok(out)
+}
+
+/// Ask the chat model for a written summary and check every statement.
+pub fn narrate(chat: &dyn ken_llm::ChatModel, report: &mut Report) -> Result<()> {
+    use ken_llm::message::Message;
+    let (system, user) = ken_report::narrative::prompt(report);
+    let reply = chat
+        .complete(&[Message::system(system), Message::user(user)])
+        .map_err(|e| EngineError::unavailable(format!("the chat model failed: {e}")))?;
+    let model = reply
+        .model
+        .clone()
+        .unwrap_or_else(|| "chat model".to_string());
+    report.narrative = Some(ken_report::narrative::check(report, &model, &reply.text));
+    Ok(())
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TicketImport {
+    pub repo: String,
+    pub read: usize,
+    pub added: usize,
+    pub replaced: usize,
+    /// Tickets (of all imported so far) with at least one linked commit.
+    pub linked: usize,
+    /// Commits of the index linked to any ticket.
+    pub commits_linked: usize,
+}
+
+pub fn import_tickets(
+    home: &dyn ken_store::Home,
+    repo: &OpenRepo,
+    key: &str,
+    bytes: &[u8],
+    format: ken_report::tickets::TicketFormat,
+) -> Result<TicketImport> {
+    let tickets = ken_report::tickets::parse_tickets(bytes, format).map_err(|e| {
+        EngineError::bad_input(format!("cannot read the ticket export: {e}")).with_hint(
+            "give the JSON of `gh issue list --json number,title,body,state,labels,assignees,author,createdAt,closedAt,url,closedByPullRequestsReferences`, or a CSV with columns id,title,state,labels,assignee,opened,closed",
+        )
+    })?;
+    if tickets.is_empty() {
+        return Err(EngineError::bad_input("the export holds no ticket"));
+    }
+    let (added, replaced) = home.put_tickets(key, &tickets, crate::who::now())?;
+    let linked = linked_tickets(repo, home.tickets(key)?)?;
+    let mut commits = HashSet::new();
+    for t in &linked {
+        commits.extend(t.commits.iter().map(|c| c.sha.clone()));
+    }
+    Ok(TicketImport {
+        repo: repo.name.clone(),
+        read: tickets.len(),
+        added,
+        replaced,
+        linked: linked.iter().filter(|t| !t.commits.is_empty()).count(),
+        commits_linked: commits.len(),
+    })
+}
+
+/// A ticket with its linked commits (newest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkedTicket {
+    pub ticket: Ticket,
+    pub commits: Vec<CommitRecord>,
+}
+
+/// Every ticket with the commits linked to it.
+pub fn linked_tickets(repo: &OpenRepo, tickets: Vec<Ticket>) -> Result<Vec<LinkedTicket>> {
+    let commits = repo.store.all_commits()?;
+    let messages: Vec<(&str, &str)> = commits
+        .iter()
+        .map(|c| (c.sha.as_str(), c.message.as_str()))
+        .collect();
+    let links = ken_report::tickets::link_commits(&messages, &tickets);
+    let by_sha: HashMap<&str, &CommitRecord> =
+        commits.iter().map(|c| (c.sha.as_str(), c)).collect();
+    Ok(tickets
+        .into_iter()
+        .map(|t| {
+            let commits = links
+                .by_ticket
+                .get(&t.id)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| by_sha.get(s.as_str()).map(|c| (*c).clone()))
+                .collect();
+            LinkedTicket { ticket: t, commits }
+        })
+        .collect())
+}

@@ -1,0 +1,64 @@
+//! Secrets in the indexed commit and in the period's diffs, redacted.
+
+use std::collections::HashSet;
+
+use super::Ctx;
+use crate::model::SecretFinding;
+
+pub(super) fn findings(ctx: &Ctx<'_>) -> Vec<SecretFinding> {
+    let person_of = |sha: &str| {
+        ctx.input
+            .commits
+            .iter()
+            .find(|c| c.sha == sha)
+            .map(|c| ctx.name(&c.person))
+    };
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for (hit, origin) in &ctx.input.head_secrets {
+        if !seen.insert(("head", hit.fingerprint(), hit.path.clone(), hit.line)) {
+            continue;
+        }
+        out.push(SecretFinding {
+            id: String::new(),
+            rule: hit.rule.clone(),
+            redacted: hit.redacted(),
+            fingerprint: hit.fingerprint(),
+            path: hit.path.clone(),
+            line: hit.line,
+            source: "head".to_string(),
+            commit: origin.as_ref().map(|o| o.sha.clone()),
+            author: origin.as_ref().map(|o| ctx.name(&o.person)),
+            confidence: hit.confidence.clone(),
+        });
+    }
+    for (sha, hit) in &ctx.input.diff_secrets {
+        if !seen.insert(("diff", hit.fingerprint(), hit.path.clone(), hit.line)) {
+            continue;
+        }
+        out.push(SecretFinding {
+            id: String::new(),
+            rule: hit.rule.clone(),
+            redacted: hit.redacted(),
+            fingerprint: hit.fingerprint(),
+            path: hit.path.clone(),
+            line: hit.line,
+            source: "diff".to_string(),
+            commit: Some(sha.clone()),
+            author: person_of(sha),
+            confidence: hit.confidence.clone(),
+        });
+    }
+    out.sort_by(|a, b| {
+        (b.confidence == "high")
+            .cmp(&(a.confidence == "high"))
+            .then_with(|| a.source.cmp(&b.source))
+            .then_with(|| a.path.cmp(&b.path))
+            .then_with(|| a.line.cmp(&b.line))
+            .then_with(|| a.rule.cmp(&b.rule))
+    });
+    for (n, s) in out.iter_mut().enumerate() {
+        s.id = format!("X{}", n + 1);
+    }
+    out
+}
