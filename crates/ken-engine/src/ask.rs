@@ -85,6 +85,7 @@ pub(crate) fn ask_repos(
     settings: &Settings,
     repos: &[Arc<OpenRepo>],
     req: &AskRequest,
+    tickets: &[crate::report::TicketEvidence],
     llm: Option<&dyn ChatModel>,
     embedder: Option<&dyn Embedder>,
     observer: &mut dyn AskObserver,
@@ -111,6 +112,29 @@ pub(crate) fn ask_repos(
     let mut notes: Vec<String> = Vec::new(); // extractive text of non-code steps
     let mut commit_files: HashSet<String> = HashSet::new();
     let mut found_paths: Vec<String> = Vec::new();
+    if !tickets.is_empty() {
+        // The tickets first, then the code their commits changed.
+        push_text(
+            &mut chunks,
+            &mut notes,
+            "ken-tickets.txt",
+            crate::report::ticket_lines(tickets),
+        );
+        let files: Vec<String> = tickets
+            .iter()
+            .flat_map(|t| t.commits.iter().flat_map(|c| c.files.iter().cloned()))
+            .collect();
+        if !files.is_empty() {
+            let queries = [req.question.clone()];
+            for h in retrieve(settings, repos, &queries, &files, 3, embedder)? {
+                if let Some(c) = context_chunk(repos, &h)? {
+                    found_paths.push(h.path.clone());
+                    chunks.push(c);
+                    sources.push(h);
+                }
+            }
+        }
+    }
     for step in &routing.steps {
         let mut out = StepOutcome {
             step: step.clone(),

@@ -366,14 +366,37 @@ impl Engine {
             (None, false) => self.chat()?,
         };
         let llm = chat.as_deref().map(|c| c as &dyn ChatModel);
+        let tickets = self.ticket_evidence(&repos, &req.question)?;
         crate::ask::ask_repos(
             &self.settings,
             &repos,
             req,
+            &tickets,
             llm,
             embedder.as_deref(),
             observer,
         )
+    }
+
+    /// Imported tickets of `repos` that a question is about (none unless it
+    /// speaks of bugs, issues, tickets or fixes, or names a ticket).
+    fn ticket_evidence(
+        &self,
+        repos: &[Arc<OpenRepo>],
+        question: &str,
+    ) -> Result<Vec<crate::report::TicketEvidence>> {
+        if !crate::report::asks_about_tickets(question) {
+            return Ok(Vec::new());
+        }
+        let (stores, home) = (self.stores()?, self.home_store()?);
+        let mut out = Vec::new();
+        for r in repos {
+            let tickets = home.tickets(&stores.key_of(&r.name))?;
+            if !tickets.is_empty() {
+                out.extend(crate::report::ticket_evidence(r, tickets, question, 3)?);
+            }
+        }
+        Ok(out)
     }
 
     /// Who knows a topic, path or symbol.
@@ -390,13 +413,15 @@ impl Engine {
         }
         let repos = self.select(repos, access)?;
         let embedder = self.embedder()?;
-        crate::who::who_repos(
+        let mut answer = crate::who::who_repos(
             &repos,
             query,
             limit.clamp(1, 100),
             &self.settings.rank,
             embedder.as_deref(),
-        )
+        )?;
+        answer.tickets = self.ticket_evidence(&repos, query)?;
+        Ok(answer)
     }
 
     /// People seen in the history of each repository.

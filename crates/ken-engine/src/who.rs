@@ -23,6 +23,9 @@ pub struct WhoResponse {
     pub people: Vec<WhoPerson>,
     /// What the answer could not use (e.g. a repository with no history).
     pub notes: Vec<String>,
+    /// Imported tickets the query is about, with the commits (and so the
+    /// people) that addressed them.
+    pub tickets: Vec<crate::report::TicketEvidence>,
 }
 
 /// Search results used as the code a topic is about.
@@ -117,6 +120,7 @@ pub fn who_store(
         read_as: read_as.to_string(),
         people: people::rank_people(store, ids, &targets, now, limit)?,
         notes: Vec::new(),
+        tickets: Vec::new(),
     })
 }
 

@@ -314,6 +314,62 @@ pub struct Who {
     /// What the answer could not use (e.g. a repository with no history).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Imported tickets the query is about, with the commits that addressed
+    /// them (present only when the query speaks of bugs, issues, tickets
+    /// or fixes and tickets match).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tickets: Vec<WhoTicket>,
+}
+
+/// A ticket and its linked commits.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct WhoTicket {
+    pub repo: String,
+    pub id: String,
+    pub title: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub bug: bool,
+    pub opened: Option<i64>,
+    pub closed: Option<i64>,
+    pub url: Option<String>,
+    pub commits: Vec<WhoTicketCommit>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct WhoTicketCommit {
+    pub sha: String,
+    pub summary: String,
+    pub author: String,
+    /// Author time, seconds since the epoch.
+    pub when: i64,
+    pub files: Vec<String>,
+}
+
+impl From<&ken_engine::report::TicketEvidence> for WhoTicket {
+    fn from(t: &ken_engine::report::TicketEvidence) -> WhoTicket {
+        WhoTicket {
+            repo: t.repo.clone(),
+            id: t.id.clone(),
+            title: t.title.clone(),
+            state: t.state.clone(),
+            bug: t.bug,
+            opened: t.opened,
+            closed: t.closed,
+            url: t.url.clone(),
+            commits: t
+                .commits
+                .iter()
+                .map(|c| WhoTicketCommit {
+                    sha: c.sha.clone(),
+                    summary: c.summary.clone(),
+                    author: c.author.clone(),
+                    when: c.when,
+                    files: c.files.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl From<&EngineWho> for Who {
@@ -344,6 +400,7 @@ impl From<&EngineWho> for Who {
                 })
                 .collect(),
             notes: w.notes.clone(),
+            tickets: w.tickets.iter().map(WhoTicket::from).collect(),
         }
     }
 }
@@ -1069,6 +1126,7 @@ mod tests {
                 }],
             }],
             notes: Vec::new(),
+            tickets: Vec::new(),
         };
         assert_eq!(
             serde_json::to_value(Who::from(&w)).unwrap(),
@@ -1138,3 +1196,9 @@ mod tests {
         );
     }
 }
+
+/// `ken report --json` and `GET /api/v1/repos/{name}/report`: the report
+/// as `ken_report` writes it; its schema is documented in docs/report.md.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct ReportDoc(pub serde_json::Value);

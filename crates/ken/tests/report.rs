@@ -550,3 +550,107 @@ fn ticket_imports_say_what_is_wrong_and_replace_by_id() {
             .all(|t| t["ticket"]["state"] == "closed")
     );
 }
+
+#[test]
+fn a_written_summary_is_checked_against_the_findings() {
+    use common::chat::{ChatServer, Reply};
+    let (_r, p, ken) = indexed();
+    let answer = "app/auth.py is the hottest file: 2 fixes in the period, and one change was followed by a fix [H1].\n\
+                  legacy has a bus factor of 1 and its only owner stopped committing [O5].\n\
+                  Bo Chen made 99 commits [P2].\n\
+                  The team shipped a lot this sprint.\n\
+                  Secrets leaked [X42].";
+    let server = ChatServer::start(vec![Reply::Answer(answer.to_string())], "code");
+    let o = ken
+        .cmd()
+        .env("KEN_LLM_BASE_URL", &server.url)
+        .env("KEN_LLM_MODEL", "scripted-model")
+        .args([
+            "report",
+            "shop",
+            "--since",
+            "2024-05-01",
+            "--until",
+            "2024-06-01",
+            "--summary",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let n = &v["narrative"];
+    let checks: Vec<(bool, Option<&str>)> = n["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["valid"].as_bool().unwrap(), s["problem"].as_str()))
+        .collect();
+    assert_eq!(checks[0], (true, None), "{n:#}");
+    assert_eq!(checks[1], (true, None), "{n:#}");
+    assert_eq!(
+        checks[2].1,
+        Some("99 is not a figure of the findings it cites")
+    );
+    assert_eq!(checks[3].1, Some("cites no finding"));
+    assert_eq!(
+        checks[4].1,
+        Some("cites X42, which the report does not have")
+    );
+    // The model saw the findings, never a secret's value.
+    let sent = server.answer_requests().join("\n");
+    assert!(
+        sent.contains("app/auth.py") && sent.contains("\\\"H1\\\""),
+        "{sent}"
+    );
+    for secret in [&p.aws, &p.github, &p.dsn_password, &p.stripe, &p.slack] {
+        assert!(!sent.contains(secret.as_str()));
+    }
+    // Without a chat model the report is whole and says why it has no summary.
+    let v = report(&ken, &["--summary"]);
+    assert!(v["narrative"].is_null());
+    assert!(v["notes"][0].as_str().unwrap().contains("no chat model"));
+}
+
+#[test]
+fn ask_and_who_answer_from_tickets_with_commits_and_code() {
+    let (_r, _p, ken) = indexed();
+    let q = "did the auth bug reported last sprint get fixed, and by whom?";
+    let v = ken.json(&["who", "--json", q]);
+    let t = &v["tickets"][0];
+    assert_eq!(t["id"], "13", "{v:#}");
+    assert_eq!(t["state"], "closed");
+    assert_eq!(t["commits"][0]["author"], "Bo Chen");
+    assert_eq!(
+        t["commits"][0]["summary"],
+        "Fix the refresh race under load"
+    );
+    assert_eq!(t["commits"][0]["files"], serde_json::json!(["app/auth.py"]));
+    let text = stdout(&ken.run(&["who", q]));
+    assert!(
+        text.contains("ticket #13") && text.contains("by Bo Chen"),
+        "{text}"
+    );
+
+    let a = ken.json(&["ask", "--json", q]);
+    let answer = a["answer"].as_str().unwrap();
+    assert!(
+        answer.contains("Ticket #13") && answer.contains("Bo Chen"),
+        "{answer}"
+    );
+    let sources: Vec<&str> = a["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sources.first(),
+        Some(&"app/auth.py"),
+        "the fixed code comes first: {sources:?}"
+    );
+
+    // A question about code, not tickets, gets no ticket.
+    let v = ken.json(&["who", "--json", "session refresh"]);
+    assert!(v.get("tickets").is_none(), "{v:#}");
+}

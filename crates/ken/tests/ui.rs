@@ -369,6 +369,85 @@ fn people_impact_repositories_and_what_a_token_may_see() {
 }
 
 #[test]
+fn a_report_page_and_the_report_api_in_three_formats() {
+    let ken = Ken::new();
+    let _r = repos(&ken);
+    let t = token(&ken, &["shop"], "read");
+    let s = Server::start(&ken, &[]);
+    // the API: JSON by default, Markdown, and an inert HTML page
+    let (status, v) = s.get("/api/v1/repos/shop/report?since=all", Some(&t));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["summary"]["commits"], 2);
+    let hot: Vec<&str> = v["hot_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect();
+    assert!(hot.contains(&"src/shop/checkout.py"), "{hot:?}");
+    let http = reqwest::blocking::Client::new();
+    let get = |q: &str| {
+        http.get(format!("{}/api/v1/repos/shop/report?since=all&{q}", s.base))
+            .bearer_auth(&t)
+            .send()
+            .unwrap()
+    };
+    let md = get("format=md");
+    assert!(
+        md.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/markdown")
+    );
+    assert!(md.text().unwrap().starts_with("# Kenning report: shop"));
+    let html = get("format=html");
+    let csp = html.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.starts_with("default-src 'none'"), "{csp}");
+    assert!(html.text().unwrap().starts_with("<!DOCTYPE html>"));
+    assert_eq!(
+        get("since=2024-03-01&until=2024-01-01").status().as_u16(),
+        400
+    );
+    assert_eq!(get("format=pdf").status().as_u16(), 400);
+    // a repository the token may not see answers as a missing one
+    let (status, _) = s.get("/api/v1/repos/tools/report", Some(&t));
+    assert_eq!(status, 404);
+
+    let base = s.base.clone();
+    runtime().block_on(async move {
+        let b = Browser::start(1280, 900).await;
+        sign_in(&b, &base, &t).await;
+        b.client
+            .goto(&format!("{base}/report?repo=shop&since=all"))
+            .await
+            .unwrap();
+        b.until("report", "document.querySelector('#report-hot tbody tr')")
+            .await;
+        let summary = b.text("#report-summary").await;
+        assert!(summary.starts_with("2 commits"), "{summary}");
+        assert!(b.text("#report-hot").await.contains("src/shop/checkout.py"));
+        assert!(b.text("#report-people").await.contains("Grace Hopper"));
+        b.until("chart", "document.querySelectorAll('#churn-chart rect').length > 0")
+            .await;
+        // the form keeps the period and moves to another
+        let since = b.find("#report-since").await;
+        since.clear().await.unwrap();
+        since.send_keys("2024-02-01").await.unwrap();
+        b.find("#main form button[type=submit]").await.click().await.unwrap();
+        b.until(
+            "narrowed",
+            "location.search.includes('since=2024-02-01') && document.getElementById('report-summary')?.textContent?.startsWith('1 commits')",
+        )
+        .await;
+        b.screenshot("report").await;
+        b.close().await;
+    });
+}
+
+#[test]
 fn a_phone_sized_window_needs_no_sideways_scrolling() {
     let ken = Ken::new();
     let _r = repos(&ken);

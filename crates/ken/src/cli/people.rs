@@ -17,6 +17,31 @@ pub fn who(engine: &Engine, a: WhoArgs, out: &Output) -> Result<i32> {
     for n in &r.notes {
         outln!("{}", out.dim(&format!("note: {n}")));
     }
+    for t in &r.tickets {
+        let state = match (t.state.as_str(), t.closed) {
+            ("closed", Some(c)) => format!("closed {}", format_date(c)),
+            _ => t.state.clone(),
+        };
+        outln!(
+            "{} {} {}",
+            out.bold(&format!("ticket #{}", t.id)),
+            out.dim(&format!("[{state}]")),
+            t.title
+        );
+        if t.commits.is_empty() {
+            outln!("     {}", out.dim("no linked commit"));
+        }
+        for c in &t.commits {
+            outln!(
+                "     {} {} by {}: {} {}",
+                out.cyan(&c.sha[..c.sha.len().min(10)]),
+                format_date(c.when),
+                out.bold(&c.author),
+                c.summary,
+                out.dim(&format!("({})", c.files.join(", ")))
+            );
+        }
+    }
     if r.people.is_empty() {
         if r.notes.is_empty() {
             outln!("nobody found for {query:?} (is the history indexed? run `ken index`)");

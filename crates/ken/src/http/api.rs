@@ -702,3 +702,90 @@ pub async fn healthz() -> Json<wire::Health> {
         version: env!("CARGO_PKG_VERSION").to_string(),
     })
 }
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ReportParams {
+    /// Start: a date, an age counted back from the indexed commit, `all`,
+    /// or a commit (the period starts after it). Default: 30 days before the end.
+    #[param(
+        pattern = r"^(|all|now|today|yesterday|[0-9]{1,6}[hdwmy]|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]).*|[0-9]{9,18}|[0-9a-f]{7,40})$"
+    )]
+    since: Option<String>,
+    /// End: a date, an age or a commit (the period ends with it). Default: the indexed commit.
+    #[param(
+        pattern = r"^(|all|now|today|yesterday|[0-9]{1,6}[hdwmy]|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]).*|[0-9]{9,18}|[0-9a-f]{7,40})$"
+    )]
+    until: Option<String>,
+    /// `json` (default), `md` or `html` (one self-contained page).
+    #[param(pattern = "^(json|md|html)$")]
+    format: Option<String>,
+    /// Items per ranked list (1-100, default 10).
+    #[param(minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "whole_number")]
+    top: Option<usize>,
+    /// Add a written summary by the configured chat model, every statement checked.
+    summary: Option<bool>,
+}
+
+/// A report over a period: summary, hot files, god objects, ownership and
+/// bus factor, hardcoded secrets (redacted), people, tickets. The JSON
+/// schema is documented in docs/report.md.
+#[utoipa::path(get, path = "/api/v1/repos/{name}/report", tag = "people",
+    params(("name" = String, Path, description = "the repository's name"), ReportParams),
+    responses((status = 200, description = "the report", content(
+        (wire::ReportDoc = "application/json"),
+        (String = "text/markdown"),
+        (String = "text/html"),
+    ))))]
+pub async fn report(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    P(name): P<String>,
+    Q(p): Q<ReportParams>,
+) -> ApiResult<Response> {
+    let top = count("top", p.top, 10, 100)?;
+    let blank = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+    let format = p.format.unwrap_or_else(|| "json".to_string());
+    if !matches!(format.as_str(), "json" | "md" | "html") {
+        return Err(ApiError::bad_request("format must be json, md or html"));
+    }
+    let req = ken_engine::report::ReportRequest {
+        repo: Some(name),
+        since: blank(p.since),
+        until: blank(p.until),
+        top: Some(top),
+        narrative: p.summary.unwrap_or(false),
+    };
+    let engine = app.engine.clone();
+    let report = blocking(&app, move || engine.report(&req, &who.access)).await?;
+    let (body, content_type) = match format.as_str() {
+        "md" => (
+            ken_report::render::markdown(&report),
+            "text/markdown; charset=utf-8",
+        ),
+        "html" => (
+            ken_report::render::html(&report),
+            "text/html; charset=utf-8",
+        ),
+        _ => return Ok(Json(report).into_response()),
+    };
+    let mut r = body.into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    // The page is inert: inline style, no script, nothing fetched.
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    Ok(r)
+}

@@ -69,6 +69,7 @@ pub fn routes() -> (Router<App>, Doc) {
         .routes(routes!(api::repo))
         .routes(routes!(api::file))
         .routes(routes!(api::blame))
+        .routes(routes!(api::report))
         .routes(routes!(api::person))
         .routes(routes!(api::index))
         .routes(routes!(api::jobs))

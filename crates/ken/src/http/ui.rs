@@ -14,7 +14,8 @@ const STYLE: &str = include_str!("ui/app.css");
 
 /// The pages' paths (the script routes among them).
 pub const PAGES: &[&str] = &[
-    "/", "/search", "/file", "/ask", "/people", "/person", "/impact", "/repos", "/signin",
+    "/", "/search", "/file", "/ask", "/people", "/person", "/impact", "/repos", "/report",
+    "/signin",
 ];
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {

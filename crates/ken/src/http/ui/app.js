@@ -101,6 +101,7 @@ const pages = {
   "/person": personPage,
   "/impact": impactPage,
   "/repos": reposPage,
+  "/report": reportPage,
   "/signin": signInPage,
 };
 
@@ -546,6 +547,138 @@ function reposPage() {
   const tick = () => load().finally(() => { timer = setTimeout(tick, 1000); });
   tick();
   return () => clearTimeout(timer);
+}
+
+// --- reports -------------------------------------------------------------------
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, ...children) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  for (const c of children.flat()) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+/// Commits per bucket as bars, lines added above and removed below the axis.
+function churnChart(timeline, unit) {
+  const w = 900, h = 160, mid = 100;
+  const n = Math.max(1, timeline.length);
+  const slot = w / n, bar = Math.max(1, Math.min(slot * 0.8, 40));
+  const maxC = Math.max(1, ...timeline.map((b) => b.commits));
+  const maxL = Math.max(1, ...timeline.map((b) => Math.max(b.lines_added, b.lines_removed)));
+  const g = svg("svg", { viewBox: `0 0 ${w} ${h}`, role: "img", class: "chart", id: "churn-chart",
+    "aria-label": `commits and lines per ${unit}` });
+  timeline.forEach((b, i) => {
+    const x = i * slot + (slot - bar) / 2;
+    const c = (b.commits / maxC) * 60, a = (b.lines_added / maxL) * 30, r = (b.lines_removed / maxL) * 30;
+    const tip = svg("title", {}, `${unit} of ${b.start}: ${b.commits} commits, +${b.lines_added} −${b.lines_removed}`);
+    g.append(svg("g", {}, tip,
+      svg("rect", { x, y: 70 - c, width: bar, height: c, class: "bar-commits" }),
+      svg("rect", { x, y: mid + 30 - a, width: bar, height: a, class: "bar-added" }),
+      svg("rect", { x, y: mid + 30, width: bar, height: r, class: "bar-removed" })));
+  });
+  if (timeline.length) {
+    g.append(svg("text", { x: 0, y: h - 2, class: "axis" }, timeline[0].start),
+      svg("text", { x: w, y: h - 2, "text-anchor": "end", class: "axis" }, timeline[timeline.length - 1].start));
+  }
+  return g;
+}
+
+function commitLine(c) {
+  return el("li", {}, el("code", {}, short(c.sha)), ` ${c.date} ${c.summary} `,
+    el("span", { class: "meta" }, `${c.author.name} · +${c.lines_added} −${c.lines_removed} · ${c.role}${c.tickets.length ? " · " + c.tickets.map((t) => "#" + t).join(", ") : ""}`));
+}
+
+function owners(list) {
+  return list.map((o) => `${o.person.name} ${Math.round(o.share * 100)}%${o.inactive ? " (inactive)" : ""}`).join(", ");
+}
+
+function table(id, head, rows) {
+  return el("table", { class: "grid", id },
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+    el("tbody", {}, rows.map((r) => el("tr", {}, r.map((c) => el("td", {}, c))))));
+}
+
+function renderReport(r, holder) {
+  const s = r.summary;
+  const sections = [
+    el("p", { class: "meta", id: "report-period" }, `${r.repo} · ${r.period.since} → ${r.period.until} · indexed ${short(r.indexed_commit)}`),
+  ];
+  if (r.narrative) {
+    sections.push(el("h2", {}, "Summary"), el("ul", { id: "narrative" }, r.narrative.statements.map((st) =>
+      el("li", { class: st.valid ? "" : "error" }, st.text, " ", el("span", { class: "meta" }, `[${st.cites.join(", ")}]${st.valid ? "" : " — " + st.problem}`)))));
+  }
+  sections.push(
+    el("h2", {}, "Period"),
+    el("p", { id: "report-summary" }, `${s.commits} commits (${s.merges} merges) by ${s.authors} authors; ${s.bots} bots made ${s.bot_commits}. +${s.lines_added} / −${s.lines_removed} lines in ${s.files_changed} files; ${s.new_file_count} new files, ${s.deleted_file_count} deleted.`),
+    churnChart(r.timeline, r.timeline_unit),
+    table("report-areas", ["area", "commits", "+", "−", "authors"], s.areas.map((a) => [a.area, String(a.commits), String(a.lines_added), String(a.lines_removed), String(a.authors)])),
+    el("h2", {}, "Hot files"),
+    table("report-hot", ["", "file", "score", "commits", "churn", "fixes", "changes fixed later", "bug tickets"], r.hot_files.map((x) => [
+      x.id, el("details", {}, el("summary", {}, x.path), el("ul", {}, x.evidence.map(commitLine))),
+      String(x.score), String(x.commits), String(x.churn), String(x.fix_commits), String(x.changes_followed_by_fix), x.bug_tickets.join(", ")])),
+    el("h2", {}, "God objects"),
+    table("report-god", ["", "kind", "where", "lines", "commits", "authors", "fan-in", "owners"], r.god_objects.map((g) => [
+      g.id, g.kind, g.name ? `${g.name} (${g.path})` : g.path, String(g.lines), String(g.commits), String(g.authors), String(g.fan_in), owners(g.owners)])),
+    el("h2", {}, "Ownership and bus factor"),
+    table("report-owners", ["", "directory", "lines", "bus factor", "owners", ""], r.ownership.map((d) => [
+      d.id, d.dir, String(d.lines), String(d.bus_factor),
+      el("span", {}, d.owners.map((o) => el("span", { class: "share" }, el("meter", { min: "0", max: "1", value: String(o.share) }), ` ${o.person.name} ${Math.round(o.share * 100)}%${o.inactive ? " (inactive)" : ""} `))),
+      d.orphaned ? el("strong", { class: "error" }, "orphaned") : ""])),
+    el("h2", {}, "Hardcoded secrets"),
+    r.secrets.length
+      ? table("report-secrets", ["", "confidence", "rule", "value", "where", "found in", "commit", "author"], r.secrets.map((x) => [
+        x.id, x.confidence, x.rule, el("code", {}, x.redacted), `${x.path}:${x.line}`, x.source, el("code", {}, short(x.commit)), x.author ? x.author.name : ""]))
+      : el("p", { id: "report-secrets" }, "No hardcoded secret found."),
+    el("h2", {}, "People"),
+    table("report-people", ["", "person", "commits", "+", "−", "areas", "files owned", "tickets closed"], r.people.map((p) => [
+      p.id, p.person.name + (p.bot ? " (bot)" : ""), String(p.commits), String(p.lines_added), String(p.lines_removed),
+      p.areas.map(([a, n]) => `${a} ${n}`).join(", "), String(p.files_owned), p.tickets_closed.join(", ")])));
+  if (r.tickets) {
+    const t = r.tickets;
+    sections.push(el("h2", {}, "Tickets"),
+      table("report-tickets", ["", "ticket", "title", "state", "commits"], t.in_period.map((x) => [
+        x.id, "#" + x.ticket, x.title + (x.bug ? " (bug)" : ""), x.state, el("ul", {}, x.commits.map(commitLine))])),
+      el("p", {}, `Closed with no linked code: ${t.closed_without_code.map((x) => "#" + x.ticket).join(", ") || "none"}. Commits with no ticket: ${t.commits_without_ticket_count}.`));
+  }
+  if (r.notes.length) sections.push(el("ul", { class: "meta" }, r.notes.map((n) => el("li", {}, n))));
+  holder.replaceChildren(...sections);
+}
+
+function reportPage(params) {
+  const repo = params.get("repo") || "";
+  const since = params.get("since") || "";
+  const until = params.get("until") || "";
+  const status = el("p", { class: "status", role: "status" });
+  const holder = el("div", { id: "report" });
+  const pick = el("select", { name: "repo", id: "report-repo", "aria-label": "Repository" });
+  const from = el("input", { name: "since", id: "report-since", value: since, placeholder: "30d, 2024-05-01, all", "aria-label": "Since" });
+  const to = el("input", { name: "until", id: "report-until", value: until, placeholder: "the indexed commit", "aria-label": "Until" });
+  const download = el("button", { type: "button", id: "report-download", hidden: true }, "Download HTML");
+  main().append(el("h1", {}, "Report"),
+    el("form", { class: "bar", onsubmit: (ev) => {
+      ev.preventDefault();
+      navigate(url("/report", { repo: pick.value, since: from.value.trim(), until: to.value.trim() }));
+    } }, pick, from, to, el("button", { type: "submit" }, "Report"), download),
+    status, holder);
+  api("/api/v1/repos").then((r) => {
+    pick.replaceChildren(...r.repos.map((x) => el("option", { value: x.name, selected: x.name === repo }, x.name)));
+    const name = repo || (r.repos[0] && r.repos[0].name);
+    if (!name) { setStatus(status, "Nothing is indexed yet."); return; }
+    setStatus(status, "Building the report…");
+    const q = { since, until };
+    return api(`/api/v1/repos/${encodeURIComponent(name)}/report`, q).then((rep) => {
+      setStatus(status, "");
+      renderReport(rep, holder);
+      download.hidden = false;
+      download.onclick = () => api(`/api/v1/repos/${encodeURIComponent(name)}/report`, Object.assign({ format: "html" }, q)).then((html) => {
+        const a = el("a", { href: URL.createObjectURL(new Blob([html], { type: "text/html" })), download: `kenning-report-${name}.html` });
+        a.click();
+        URL.revokeObjectURL(a.href);
+      }).catch((e) => showError(status, e));
+    });
+  }).catch((e) => showError(status, e));
 }
 
 function notFoundPage() {
