@@ -135,6 +135,13 @@ pub fn report(
             r.files = full.files.clone();
         }
     }
+    if records.is_empty() {
+        notes.push(if git.is_none() {
+            "no history: the index is of a folder outside git, so only the secrets in its files are reported".to_string()
+        } else {
+            "no history in the index yet: run `ken index` again to finish it".to_string()
+        });
+    }
     let in_period: Vec<&CommitRecord> = records
         .iter()
         .filter(|c| c.committer_time >= period.since && c.committer_time < period.until)

@@ -654,3 +654,79 @@ fn ask_and_who_answer_from_tickets_with_commits_and_code() {
     let v = ken.json(&["who", "--json", "session refresh"]);
     assert!(v.get("tickets").is_none(), "{v:#}");
 }
+
+#[test]
+fn a_pdf_is_printed_by_a_headless_browser() {
+    // CI installs Chromium (scripts/install-test-tools.sh); without one the
+    // command says so and exits 4, which fails here.
+    let (_r, _p, ken) = indexed();
+    let pdf = ken.home.path().join("r.pdf");
+    let o = ken.run(&[
+        "report",
+        "shop",
+        "--since",
+        "2024-05-01",
+        "--format",
+        "pdf",
+        "--out",
+        pdf.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("printed by"), "{}", stderr(&o));
+    let bytes = std::fs::read(&pdf).unwrap();
+    assert!(bytes.starts_with(b"%PDF-"), "not a PDF");
+    assert!(bytes.len() > 10_000);
+}
+
+#[test]
+fn a_folder_outside_git_reports_its_secrets_and_says_why_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = format!("{}{}", "AKIA", fake(21, 16, UPPER));
+    std::fs::write(dir.path().join("deploy.py"), format!("KEY = \"{key}\"\n")).unwrap();
+    let ken = Ken::new();
+    ken.index(&[dir.path().to_str().unwrap(), "--name", "plain"]);
+    let v = ken.json(&["report", "plain", "--json"]);
+    assert_eq!(v["summary"]["commits"], 0);
+    assert_eq!(v["secrets"][0]["rule"], "aws-access-key-id");
+    assert!(v["secrets"][0]["commit"].is_null());
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("folder outside git"), "{notes}");
+    assert!(!v.to_string().contains(&key));
+}
+
+#[test]
+fn the_report_is_the_same_from_a_postgres_store() {
+    let db = common::pg::Db::new();
+    let url = db.url();
+    let (r, _p, embedded) = indexed();
+    let in_pg = Ken::new();
+    in_pg.index(&[
+        r.path().to_str().unwrap(),
+        "--name",
+        "shop",
+        "--store",
+        &url,
+    ]);
+    let file = in_pg.home.path().join("tickets.json");
+    std::fs::write(&file, tickets_json()).unwrap();
+    in_pg.json(&[
+        "tickets",
+        "import",
+        file.to_str().unwrap(),
+        "--json",
+        "--store",
+        &url,
+    ]);
+    let pg = in_pg.json(&[
+        "report",
+        "shop",
+        "--since",
+        "2024-05-01",
+        "--until",
+        "2024-06-01",
+        "--json",
+        "--store",
+        &url,
+    ]);
+    assert_eq!(pg, report(&embedded, &[]));
+}
