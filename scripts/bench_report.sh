@@ -9,7 +9,7 @@
 # For each repository: index it from scratch (`--embedder off`; history and
 # blame are part of indexing) under /usr/bin/time, check the index is
 # complete (a report whose notes say there is no blame/history yet makes the
-# script re-run `ken index` until they are gone), then for each period in
+# script re-run `ken index`, up to 5 times), then for each period in
 # PERIODS (ages count back from the indexed commit) run RUNS times, in turn:
 #   ken --home H report NAME --since S --format json --out TMP
 #   git -C MIRROR log --numstat --since=@<the report's since_ts> SHA >/dev/null
@@ -17,14 +17,16 @@
 # (summary.commits) and secret findings. A run past TIMEOUT seconds is
 # stopped and recorded as such.
 #
-# Results: RAW (one TSV row per run) and a Markdown section written between
-# markers in OUT (the rest of OUT is kept).
+# Results: a Markdown section written between markers in OUT (the rest of
+# OUT is kept), with the table and the raw numbers (one TSV row per run, also
+# left in RAW). FROM_RAW=FILE skips the measurements and only writes the
+# section from a RAW file of an earlier run.
 #
 # Environment (defaults):
 #   KEN=target/release/ken      the binary (copy it elsewhere first if a build may replace it)
 #   KEN_HOME_BENCH=/tmp/ken-bench-report   the home (wiped unless KEEP_HOME=1)
 #   MIRRORS=/work/.mirror  PERIODS="1m 1y all"  RUNS=3  TIMEOUT=600
-#   OUT=benches/results/report.md  RAW=benches/results/report-raw.tsv
+#   OUT=benches/results/report.md  RAW=/tmp/ken-bench-report.tsv
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -35,12 +37,13 @@ PERIODS=${PERIODS:-1m 1y all}
 RUNS=${RUNS:-3}
 TIMEOUT=${TIMEOUT:-600}
 OUT=${OUT:-benches/results/report.md}
-RAW=${RAW:-benches/results/report-raw.tsv}
+RAW=${RAW:-/tmp/ken-bench-report.tsv}
 H=$KEN_HOME_BENCH
 REPOS=("$@")
 [ ${#REPOS[@]} -gt 0 ] || REPOS=(flask=pallets+flask ripgrep=BurntSushi+ripgrep sympy=sympy+sympy)
 
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)" >&2; exit 1; }
+if [ -n "${FROM_RAW:-}" ]; then RAW=$FROM_RAW; else
 [ "${KEEP_HOME:-0}" = 1 ] || rm -rf "$H"
 mkdir -p "$H" "$(dirname "$OUT")" "$(dirname "$RAW")"
 TMP=$(mktemp -d)
@@ -118,6 +121,7 @@ for spec in "${REPOS[@]}"; do
   done
 done
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$RAW"
+fi
 
 # the Markdown section, between markers in OUT
 python3 - "$RAW" "$OUT" "$KEN" "$H" "$PERIODS" "$RUNS" <<'EOF'
@@ -130,8 +134,8 @@ def fl(r): return float(r["wall_s"])
 def med(xs): return statistics.median(xs) if xs else None
 def s(x): return "—" if x is None else (f"{x:.2f}" if x < 100 else f"{x:.0f}")
 md = ["<!-- bench_report.sh: begin (generated; re-run the script to replace) -->", "",
-      "```sh", "scripts/bench_report.sh    # " + " ".join(f"{k}={v}" for k, v in
-      [("KEN", ken), ("KEN_HOME_BENCH", home), ("PERIODS", f'"{periods}"'), ("RUNS", runs)]), "```", ""]
+      "```sh", " ".join(f"{k}={v}" for k, v in
+      [("KEN", ken), ("KEN_HOME_BENCH", home), ("PERIODS", f'"{periods}"'), ("RUNS", runs)]) + " scripts/bench_report.sh", "```", ""]
 md += [f"- {h}" for h in head] + [""]
 md += ["Per run, in turn: `ken --home H report NAME --since S --format json --out TMP -q` and "
        "`git -C MIRROR log --numstat --since=@<since_ts of the report> SHA >/dev/null` (no `--since` for `all`). "
@@ -165,8 +169,9 @@ for n in names:
         if r["repo"] == n and r["kind"] == "index":
             again = sum(1 for x in rows if x["repo"] == n and x["kind"] == "index-again")
             md.append(f"| {n} | {s(fl(r))} | {int(r['rss_kib']) / 1024:.0f} | {r['notes']} | {again or 'no'} |")
-md += ["", f"Raw numbers: [{raw.split('/')[-1]}]({raw.split('/')[-1]}) (one row per run).", "",
-       "<!-- bench_report.sh: end -->"]
+md += ["", "<details><summary>Raw numbers (one row per run; wall s, peak RSS KiB, exit status)</summary>", "", "```tsv"]
+md += [l.rstrip("\n") for l in open(raw)]
+md += ["```", "", "</details>", "", "<!-- bench_report.sh: end -->"]
 block = "\n".join(md) + "\n"
 try:
     text = open(out).read()

@@ -111,7 +111,7 @@ pub fn report(
     now: i64,
 ) -> Result<Report> {
     let git = source_repo(settings, repo);
-    let period = resolve_period(req, git.as_ref(), repo.state.commit_time, now)?;
+    let mut period = resolve_period(req, git.as_ref(), repo.state.commit_time, now)?;
     let skipped = repo
         .store
         .files()?
@@ -134,6 +134,11 @@ pub fn report(
         if let Some(full) = with_files.get(&r.sha) {
             r.files = full.files.clone();
         }
+    }
+    // `--since all`: the period starts with the oldest commit.
+    if req.since.as_deref() == Some("all") {
+        let oldest = records.iter().map(|c| c.committer_time).min();
+        period.since = oldest.unwrap_or(period.until - 1).min(period.until - 1);
     }
     if records.is_empty() {
         notes.push(if git.is_none() {
@@ -446,9 +451,12 @@ fn head_secrets(
             continue;
         };
         for hit in scanner.scan_text(&f.path, &text) {
+            // A key's header line rarely changes when the key does: blame
+            // its first body line.
+            let line = hit.line + u32::from(hit.rule == "private-key");
             let origin = blame.get(&f.path).and_then(|b| {
                 b.iter()
-                    .find(|r| r.start_line <= hit.line && hit.line <= r.end_line)
+                    .find(|r| r.start_line <= line && line <= r.end_line)
                     .map(|r| SecretOrigin {
                         sha: r.sha.clone(),
                         person: persons

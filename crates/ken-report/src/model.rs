@@ -84,7 +84,7 @@ pub struct CommitRef {
     pub sha: String,
     pub summary: String,
     pub author: PersonName,
-    /// `YYYY-MM-DD`.
+    /// `YYYY-MM-DD` of the commit (committer time, as the period selects).
     pub date: String,
     pub lines_added: u32,
     pub lines_removed: u32,

@@ -335,7 +335,7 @@ impl Scanner {
                 if seen.contains(&"://") {
                     self.connection_strings(text, &mut found);
                 }
-                if kind.medium && named {
+                if kind.medium && named && !after_example(&lines, next - 1) {
                     self.assignments(text, kind.config, &mut found);
                 }
             }
@@ -355,9 +355,7 @@ impl Scanner {
     /// Whether a path is worth scanning at all: not a lock file, a minified
     /// bundle, a source map or an image/font/archive.
     pub fn wants_path(&self, path: &str) -> bool {
-        let lower = path.to_ascii_lowercase();
-        let name = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
-        !SKIP_NAMES.contains(&name) && !SKIP_EXTENSIONS.iter().any(|e| name.ends_with(e))
+        !is_machine_written(path)
     }
 
     fn known_formats(&self, text: &str, seen: &[&str], found: &mut Vec<Found>) {
@@ -461,9 +459,14 @@ impl Scanner {
             };
             let pw = pw.as_str();
             // `${VAR}`, `%s`, `{password}`; raw `[]\{}|^` never appear in a real URL.
-            let variable = pw.starts_with('$')
-                || pw.contains("%s")
-                || pw.contains(['[', ']', '\\', '{', '}', '|', '^']);
+            let variable = |v: &str| {
+                v.starts_with('$')
+                    || v.contains("%s")
+                    || v.contains(['[', ']', '\\', '{', '}', '|', '^', '<', '>'])
+            };
+            // A templated user (`https://{token}:x-oauth-basic@…`): the
+            // secret is the variable; the password is a fixed literal.
+            let variable = variable(pw) || variable(user.as_str());
             if pw.chars().count() >= 3
                 && pw != user.as_str()
                 && !user.as_str().eq_ignore_ascii_case("anonymous")
@@ -520,6 +523,27 @@ fn push(found: &mut Vec<Found>, rule: &'static str, value: &str, confidence: &'s
             confidence,
         });
     }
+}
+
+/// Lock files, minified bundles, source maps, images, fonts and archives:
+/// written by tools, not people (no secret of theirs, and not a hot file).
+pub fn is_machine_written(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
+    SKIP_NAMES.contains(&name) || SKIP_EXTENSIONS.iter().any(|e| name.ends_with(e))
+}
+
+/// Whether the line at `at` sits in a documentation example: one of the
+/// ten lines above it says "example" (`For example::`, an `Example:`
+/// heading in a docstring, then a sample HTTP exchange), as the RFC samples
+/// vendored libraries quote do.
+fn after_example(lines: &[(u32, &str)], at: usize) -> bool {
+    const WINDOW: u32 = 10;
+    let (number, _) = lines[at];
+    lines[at.saturating_sub(WINDOW as usize)..=at]
+        .iter()
+        .filter(|(n, _)| number.saturating_sub(*n) <= WINDOW)
+        .any(|(_, l)| l.to_ascii_lowercase().contains("example"))
 }
 
 /// What a path allows: medium findings outside tests, fixtures, examples
@@ -1127,5 +1151,27 @@ mod tests {
             elapsed < std::time::Duration::from_millis(500),
             "{elapsed:?}"
         );
+    }
+
+    #[test]
+    fn documentation_examples_and_templated_users_are_not_secrets() {
+        let scanner = Scanner::new();
+        // An RFC sample quoted in a docstring under "For example::".
+        let sample = format!("oauth_token=\"{}{}\",", "Qx7vL2pR9s", "T4wZ8bN3mK");
+        let text = format!(
+            "def sign():\n    \"\"\"\n    For example::\n\n        Authorization: OAuth realm=\"Example\",\n            {sample}\n    \"\"\"\n"
+        );
+        assert!(scanner.scan_text("lib/oauth.py", &text).is_empty());
+        // The same assignment in code, with no example nearby, is reported.
+        let code = format!(
+            "def sign():\n    x = 1\n    y = 2\n    z = 3\n    w = 4\n    v = 5\n    u = 6\n    {sample}\n"
+        );
+        assert_eq!(scanner.scan_text("lib/oauth.py", &code).len(), 1);
+        // A URL whose user is a template: the password is a fixed literal.
+        let url = format!(
+            "url = f\"https://{{token}}:{}@github.com/o/r.git\"\n",
+            "x-oauth-basic"
+        );
+        assert!(scanner.scan_text("scripts/release.py", &url).is_empty());
     }
 }

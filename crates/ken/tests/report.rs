@@ -507,6 +507,15 @@ fn periods_are_checked_and_commits_may_bound_them() {
     let v = ken.json(&["report", "shop", "--json"]);
     assert_eq!(v["period"]["since"], "2024-04-21");
     assert_eq!(v["summary"]["commits"], 8);
+    // All of history starts with the oldest commit.
+    let v = ken.json(&["report", "shop", "--since", "all", "--json"]);
+    assert_eq!(v["period"]["since"], "2023-02-01");
+    assert_eq!(v["summary"]["commits"], 12);
+    assert_eq!(v["timeline_unit"], "week");
+    assert_eq!(
+        v["timeline"][0]["start"], "2023-01-30",
+        "the Monday of the first week"
+    );
     // A PDF needs --out.
     let o = ken.run(&["report", "shop", "--format", "pdf"]);
     assert_eq!(o.status.code(), Some(2));

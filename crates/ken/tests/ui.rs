@@ -439,7 +439,7 @@ fn a_report_page_and_the_report_api_in_three_formats() {
         b.find("#main form button[type=submit]").await.click().await.unwrap();
         b.until(
             "narrowed",
-            "location.search.includes('since=2024-02-01') && document.getElementById('report-summary')?.textContent?.startsWith('1 commits')",
+            "location.search.includes('since=2024-02-01') && document.getElementById('report-summary')?.textContent?.startsWith('1 commit (')",
         )
         .await;
         b.screenshot("report").await;

@@ -143,7 +143,11 @@ pub(super) fn hot_files(ctx: &Ctx<'_>) -> Vec<HotFile> {
     }
     let mut hot: Vec<HotFile> = stats
         .into_iter()
-        .filter(|(path, s)| (s.churn > 0 || s.fixes > 0) && !ctx.input.skipped.contains(path))
+        .filter(|(path, s)| {
+            (s.churn > 0 || s.fixes > 0)
+                && !ctx.input.skipped.contains(path)
+                && !crate::secrets::is_machine_written(path)
+        })
         .map(|(path, s)| {
             let followed = s.fixed_changes.len() as u32;
             let score = (1.0 + (1.0 + s.churn as f64).ln())

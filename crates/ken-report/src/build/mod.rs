@@ -105,7 +105,11 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|c| (c.sha.as_str(), c.message.as_str()))
             .collect();
-        let links = link_commits(&messages, &input.tickets);
+        let links = if input.tickets.is_empty() {
+            Links::default()
+        } else {
+            link_commits(&messages, &input.tickets)
+        };
         let bug_tickets: HashSet<&str> = input
             .tickets
             .iter()
@@ -186,7 +190,7 @@ impl<'a> Ctx<'a> {
             sha: c.sha.clone(),
             summary: c.summary.clone(),
             author: self.name(&c.person),
-            date: format_date(c.author_time),
+            date: format_date(c.committer_time),
             lines_added: added,
             lines_removed: removed,
             role: role.to_string(),

@@ -6,16 +6,10 @@ use super::Ctx;
 use crate::model::Bucket;
 
 /// Buckets from the period's start to its end; months when the period is
-/// longer than two years (or starts before the first commit by that much).
+/// longer than two years.
 pub(super) fn timeline(ctx: &Ctx<'_>) -> (Vec<Bucket>, String) {
     let p = &ctx.input.period;
-    // An open start (all of history) begins at the first commit.
-    let first = ctx
-        .period
-        .first()
-        .map_or(p.since, |&i| ctx.commit(i).committer_time);
-    let since = p.since.max(first.min(p.until));
-    let until = p.until.max(since + 1);
+    let (since, until) = (p.since, p.until.max(p.since + 1));
     let monthly = until - since > 2 * 365 * DAY;
     let start_of = |t: i64| -> i64 {
         let day = t.div_euclid(DAY);

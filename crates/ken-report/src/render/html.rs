@@ -597,9 +597,10 @@ fn hot_files(o: &mut String, files: &[HotFile]) -> fmt::Result {
             return Ok(());
         }
         let n = f.evidence.len();
+        let s = if n == 1 { "" } else { "s" };
         write!(
             o,
-            "<tr class=\"ev\"><td colspan=\"9\"><details><summary>Evidence ({n} commits)</summary>"
+            "<tr class=\"ev\"><td colspan=\"9\"><details><summary>Evidence ({n} commit{s})</summary>"
         )?;
         commit_table(o, &f.evidence)?;
         o.push_str("</details></td></tr>\n");

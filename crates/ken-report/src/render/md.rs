@@ -21,6 +21,15 @@ fn esc(s: &str) -> String {
     out
 }
 
+/// `1 commit`, `2 commits`.
+fn plural(n: u32, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
@@ -110,17 +119,16 @@ fn summary(o: &mut String, r: &Report) {
     let _ = writeln!(o, "## Period summary [{}]\n", s.id);
     let _ = writeln!(
         o,
-        "{} commits ({} merges) by {} authors; {} bots made {} commits. \
-         +{} / −{} lines in {} files; {} new files, {} deleted.\n",
-        s.commits,
+        "{} ({} merges) by {}; {} made {}. +{} / −{} lines in {}; {}, {} deleted.\n",
+        plural(s.commits, "commit"),
         s.merges,
-        s.authors,
-        s.bots,
-        s.bot_commits,
+        plural(s.authors, "author"),
+        plural(s.bots, "bot"),
+        plural(s.bot_commits, "commit"),
         s.lines_added,
         s.lines_removed,
-        s.files_changed,
-        s.new_file_count,
+        plural(s.files_changed, "file"),
+        plural(s.new_file_count, "new file"),
         s.deleted_file_count
     );
     if !s.areas.is_empty() {

@@ -585,6 +585,10 @@ function churnChart(timeline, unit) {
   return g;
 }
 
+function plural(n, word) {
+  return n === 1 ? `1 ${word}` : `${n} ${word}s`;
+}
+
 function commitLine(c) {
   return el("li", {}, el("code", {}, short(c.sha)), ` ${c.date} ${c.summary} `,
     el("span", { class: "meta" }, `${c.author.name} · +${c.lines_added} −${c.lines_removed} · ${c.role}${c.tickets.length ? " · " + c.tickets.map((t) => "#" + t).join(", ") : ""}`));
@@ -611,7 +615,7 @@ function renderReport(r, holder) {
   }
   sections.push(
     el("h2", {}, "Period"),
-    el("p", { id: "report-summary" }, `${s.commits} commits (${s.merges} merges) by ${s.authors} authors; ${s.bots} bots made ${s.bot_commits}. +${s.lines_added} / −${s.lines_removed} lines in ${s.files_changed} files; ${s.new_file_count} new files, ${s.deleted_file_count} deleted.`),
+    el("p", { id: "report-summary" }, `${plural(s.commits, "commit")} (${s.merges} merges) by ${plural(s.authors, "author")}; ${plural(s.bots, "bot")} made ${plural(s.bot_commits, "commit")}. +${s.lines_added} / −${s.lines_removed} lines in ${plural(s.files_changed, "file")}; ${plural(s.new_file_count, "new file")}, ${s.deleted_file_count} deleted.`),
     churnChart(r.timeline, r.timeline_unit),
     table("report-areas", ["area", "commits", "+", "−", "authors"], s.areas.map((a) => [a.area, String(a.commits), String(a.lines_added), String(a.lines_removed), String(a.authors)])),
     el("h2", {}, "Hot files"),
