@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::Ctx;
-use crate::model::SecretFinding;
+use crate::model::{PersonName, SecretFinding};
 
 pub(super) fn findings(ctx: &Ctx<'_>) -> Vec<SecretFinding> {
     let person_of = |sha: &str| {
@@ -13,41 +13,34 @@ pub(super) fn findings(ctx: &Ctx<'_>) -> Vec<SecretFinding> {
             .find(|c| c.sha == sha)
             .map(|c| ctx.name(&c.person))
     };
+    let finding = |hit: &crate::secrets::SecretHit,
+                   source: &str,
+                   commit: Option<String>,
+                   author: Option<PersonName>| SecretFinding {
+        id: String::new(),
+        rule: hit.rule.clone(),
+        redacted: hit.redacted(),
+        fingerprint: hit.fingerprint(),
+        path: hit.path.clone(),
+        line: hit.line,
+        source: source.to_string(),
+        commit,
+        author,
+        confidence: hit.confidence.clone(),
+    };
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for (hit, origin) in &ctx.input.head_secrets {
-        if !seen.insert(("head", hit.fingerprint(), hit.path.clone(), hit.line)) {
-            continue;
+        if seen.insert(("head", hit.fingerprint(), hit.path.clone(), hit.line)) {
+            let commit = origin.as_ref().map(|o| o.sha.clone());
+            let author = origin.as_ref().map(|o| ctx.name(&o.person));
+            out.push(finding(hit, "head", commit, author));
         }
-        out.push(SecretFinding {
-            id: String::new(),
-            rule: hit.rule.clone(),
-            redacted: hit.redacted(),
-            fingerprint: hit.fingerprint(),
-            path: hit.path.clone(),
-            line: hit.line,
-            source: "head".to_string(),
-            commit: origin.as_ref().map(|o| o.sha.clone()),
-            author: origin.as_ref().map(|o| ctx.name(&o.person)),
-            confidence: hit.confidence.clone(),
-        });
     }
     for (sha, hit) in &ctx.input.diff_secrets {
-        if !seen.insert(("diff", hit.fingerprint(), hit.path.clone(), hit.line)) {
-            continue;
+        if seen.insert(("diff", hit.fingerprint(), hit.path.clone(), hit.line)) {
+            out.push(finding(hit, "diff", Some(sha.clone()), person_of(sha)));
         }
-        out.push(SecretFinding {
-            id: String::new(),
-            rule: hit.rule.clone(),
-            redacted: hit.redacted(),
-            fingerprint: hit.fingerprint(),
-            path: hit.path.clone(),
-            line: hit.line,
-            source: "diff".to_string(),
-            commit: Some(sha.clone()),
-            author: person_of(sha),
-            confidence: hit.confidence.clone(),
-        });
     }
     out.sort_by(|a, b| {
         (b.confidence == "high")

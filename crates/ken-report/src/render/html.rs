@@ -659,7 +659,18 @@ fn top_owners<'a>(rows: &[&'a DirOwnership]) -> Vec<(&'a str, &'a str)> {
             None => total.push((&s.person.id, &s.person.name, s.lines.into())),
         }
     }
-    total.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(b.0)));
+    // Each directory's main owner gets a colour before anyone else does.
+    let leads: Vec<&str> = rows
+        .iter()
+        .filter_map(|d| d.owners.first().map(|o| o.person.id.as_str()))
+        .collect();
+    total.sort_by(|a, b| {
+        leads
+            .contains(&b.0)
+            .cmp(&leads.contains(&a.0))
+            .then_with(|| b.2.cmp(&a.2))
+            .then_with(|| a.0.cmp(b.0))
+    });
     total
         .into_iter()
         .take(PALETTE.len())
