@@ -26,7 +26,7 @@ pub struct PeopleReport {
 }
 
 /// Files blamed per store transaction.
-const BLAME_BATCH: usize = 100;
+const BLAME_BATCH: usize = 1000;
 /// Overlap kept when walking only new history (clock skew between commits).
 const HISTORY_OVERLAP_SECS: i64 = 14 * 24 * 3600;
 
