@@ -25,7 +25,8 @@ pub struct PeopleReport {
     pub seconds: f64,
 }
 
-/// Files blamed per store transaction.
+/// Files blamed per store transaction. Each batch walks the history again
+/// (once per thread), so fewer, larger batches are faster (BENCHMARKS.md §13).
 const BLAME_BATCH: usize = 1000;
 /// Overlap kept when walking only new history (clock skew between commits).
 const HISTORY_OVERLAP_SECS: i64 = 14 * 24 * 3600;

@@ -34,6 +34,7 @@ pub struct OpenRepo {
     vectors: Mutex<HashMap<String, Option<Arc<VectorView>>>>,
     graph: OnceLock<Arc<LoadedGraph>>,
     coverage: OnceLock<Vec<Coverage>>,
+    people: OnceLock<crate::status::PeopleProgress>,
 }
 
 impl OpenRepo {
@@ -56,6 +57,7 @@ impl OpenRepo {
             vectors: Mutex::new(HashMap::new()),
             graph: OnceLock::new(),
             coverage: OnceLock::new(),
+            people: OnceLock::new(),
         })
     }
 
@@ -90,6 +92,32 @@ impl OpenRepo {
 
     /// Embedding coverage of every model with vectors (computed once: it
     /// reads every chunk).
+    /// History and blame progress, counted once per opened version.
+    pub fn people_progress(&self) -> Result<crate::status::PeopleProgress> {
+        if let Some(p) = self.people.get() {
+            return Ok(*p);
+        }
+        let files: Vec<(String, String)> = self
+            .store
+            .files()?
+            .into_iter()
+            .filter(|f| f.skip.is_none())
+            .map(|f| (f.path, f.id))
+            .collect();
+        let commits = self.store.commit_stats()?.0;
+        let missing = if commits == 0 {
+            files.len()
+        } else {
+            self.store.blame_needed(&files)?.len()
+        };
+        let p = crate::status::PeopleProgress {
+            commits,
+            files_blamed: files.len() - missing.min(files.len()),
+            files: files.len(),
+        };
+        Ok(*self.people.get_or_init(|| p))
+    }
+
     pub fn coverage(&self, variant: EmbedText) -> Result<Vec<Coverage>> {
         if let Some(c) = self.coverage.get() {
             return Ok(c.clone());
@@ -105,5 +133,63 @@ impl OpenRepo {
         }
         let g = Arc::new(load_graph(&*self.store)?);
         Ok(self.graph.get_or_init(|| g).clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ken_core::{FileSyntax, Language};
+    use ken_store::{
+        Batch, BlameLines, CommitRecord, EmbeddedProvider, FileBlameRecord, FileContent, FileUpdate,
+    };
+
+    fn file(path: &str, id: &str) -> FileUpdate {
+        FileUpdate {
+            path: path.to_string(),
+            id: id.to_string(),
+            language: Language::Python,
+            size: 2,
+            content: FileContent::Indexed {
+                text: "x = 1\n".to_string(),
+                syntax: FileSyntax::default(),
+            },
+        }
+    }
+
+    #[test]
+    fn people_progress_counts_what_blame_covers() {
+        let home = tempfile::tempdir().unwrap();
+        let provider = EmbeddedProvider::new(home.path().join("repos"));
+        {
+            let mut w = provider.open_for_writing("shop").unwrap();
+            w.write_batch(Batch {
+                upserts: vec![file("a.py", "aaa"), file("b.py", "bbb")],
+                deletes: Vec::new(),
+            })
+            .unwrap();
+            w.add_commits(&[CommitRecord {
+                sha: "c1".into(),
+                author_name: "Ada".into(),
+                author_email: "ada@example.com".into(),
+                ..CommitRecord::default()
+            }])
+            .unwrap();
+            w.put_blame(&[FileBlameRecord {
+                path: "a.py".into(),
+                blob_id: "aaa".into(),
+                method: "exact".into(),
+                ranges: vec![BlameLines {
+                    start_line: 1,
+                    end_line: 1,
+                    sha: "c1".into(),
+                }],
+            }])
+            .unwrap();
+        }
+        let repo = OpenRepo::open(home.path(), &provider, "shop").unwrap();
+        let p = repo.people_progress().unwrap();
+        assert_eq!((p.commits, p.files_blamed, p.files), (1, 1, 2));
+        assert!(p.partial());
     }
 }

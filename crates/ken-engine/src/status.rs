@@ -20,6 +20,27 @@ pub struct RepoStatus {
     pub index_bytes: u64,
     /// Embedding progress per model.
     pub embeddings: Vec<Coverage>,
+    /// History and blame progress.
+    pub people: PeopleProgress,
+}
+
+/// How far history and blame have come (they run after the lexical index,
+/// so searches work before they finish).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PeopleProgress {
+    /// Commits in the index's history.
+    pub commits: u64,
+    /// Indexed files whose blame is stored for their current content.
+    pub files_blamed: usize,
+    /// Indexed files (not skipped).
+    pub files: usize,
+}
+
+impl PeopleProgress {
+    /// Blame is missing for some files (a run is under way or was stopped).
+    pub fn partial(&self) -> bool {
+        self.commits > 0 && self.files_blamed < self.files
+    }
 }
 
 /// The status of the given repositories.
@@ -35,5 +56,6 @@ fn status_of(repo: &OpenRepo, variant: EmbedText) -> Result<RepoStatus> {
         stats: repo.store.stats()?,
         index_bytes: repo.store.size_bytes()?,
         embeddings: repo.coverage(variant)?,
+        people: repo.people_progress()?,
     })
 }

@@ -135,11 +135,17 @@ pub(crate) fn who_repos(
     let mut all: Option<WhoResponse> = None;
     let mut notes = Vec::new();
     for repo in repos {
-        if repo.store.commit_stats()?.0 == 0 {
+        let progress = repo.people_progress()?;
+        if progress.commits == 0 {
             notes.push(format!(
                 "{} has no history in its index (a folder outside git, or a repository \
                  with no commits): nobody can be named from it",
                 repo.name
+            ));
+        } else if progress.partial() {
+            notes.push(format!(
+                "{}: blame covers {} of {} files so far (`ken index` finishes it): the people named may change",
+                repo.name, progress.files_blamed, progress.files
             ));
         }
         let vectors = match embedder {

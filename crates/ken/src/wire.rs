@@ -675,6 +675,21 @@ pub struct Repo {
     /// Size of the index on disk.
     pub index_bytes: u64,
     pub embeddings: Vec<Embeddings>,
+    /// History and blame: they follow the lexical index, so searches work
+    /// before they finish.
+    #[serde(default)]
+    pub people: PeopleProgress,
+}
+
+/// How far history and blame have come.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct PeopleProgress {
+    /// Commits in the index's history.
+    pub commits: u64,
+    /// Indexed files whose blame is stored for their current content.
+    pub files_blamed: usize,
+    /// Indexed files (not skipped).
+    pub files: usize,
 }
 
 impl From<&EngineRepoStatus> for Repo {
@@ -706,6 +721,11 @@ impl From<&EngineRepoStatus> for Repo {
                     indexed: e.indexed,
                 })
                 .collect(),
+            people: PeopleProgress {
+                commits: r.people.commits,
+                files_blamed: r.people.files_blamed,
+                files: r.people.files,
+            },
         }
     }
 }

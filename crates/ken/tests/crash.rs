@@ -63,6 +63,11 @@ fn sigkill_mid_index_then_search_and_resume() {
         reference_status["repos"][0]["stats"]
     );
     assert!(done["repos"][0]["pending"].is_null());
+    // history and blame were finished too
+    let people = &done["repos"][0]["people"];
+    assert_eq!(people, &reference_status["repos"][0]["people"]);
+    assert!(people["commits"].as_u64().unwrap() > 0);
+    assert_eq!(people["files_blamed"], people["files"], "{people}");
     let a = ken.search(&["handler_1234_5"]);
     let b = reference.search(&["handler_1234_5"]);
     assert_eq!(paths(&a), paths(&b));

@@ -61,6 +61,19 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
                 }
             );
         }
+        if r.people.commits > 0 {
+            outln!(
+                "  history: {} commits · blame: {}/{} files{}",
+                r.people.commits,
+                r.people.files_blamed,
+                r.people.files,
+                if r.people.partial() {
+                    " — `ken index` finishes it (people answers are partial until then)"
+                } else {
+                    ""
+                }
+            );
+        }
         if let Some(src) = &r.state.source {
             outln!("  source: {src}");
         }
