@@ -420,9 +420,7 @@ impl IndexStore for EmbeddedStore {
                         syntax.definitions.clone(),
                         syntax.references.clone(),
                     );
-                    let json = serde_json::to_string(&facts)
-                        .map_err(|e| StoreError::Other(e.to_string()))?;
-                    ins_facts.execute(params![u.path, json])?;
+                    ins_facts.execute(params![u.path, sql::pack_facts(&facts)?])?;
                 }
                 let mut seen = HashSet::new();
                 for d in &syntax.definitions {

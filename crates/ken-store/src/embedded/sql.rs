@@ -440,31 +440,46 @@ pub(crate) fn graph_facts(
     conn: &Connection,
     paths: Option<&[String]>,
 ) -> Result<Vec<ken_graph::FileFacts>> {
-    let parse = |json: String| {
-        serde_json::from_str::<ken_graph::FileFacts>(&json)
-            .map_err(|e| StoreError::Other(e.to_string()))
-    };
     let mut out = Vec::new();
     match paths {
         None => {
             let mut stmt = conn.prepare("SELECT json FROM facts ORDER BY path")?;
-            let rows: Vec<String> = stmt
-                .query_map([], |r| r.get(0))?
-                .collect::<std::result::Result<_, _>>()?;
-            for j in rows {
-                out.push(parse(j)?);
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                out.push(unpack_facts(r.get_ref(0)?)?);
             }
         }
         Some(paths) => {
             let mut stmt = conn.prepare_cached("SELECT json FROM facts WHERE path = ?1")?;
             for p in paths {
-                if let Some(j) = stmt.query_row([p], |r| r.get::<_, String>(0)).optional()? {
-                    out.push(parse(j)?);
+                let mut rows = stmt.query([p])?;
+                if let Some(r) = rows.next()? {
+                    out.push(unpack_facts(r.get_ref(0)?)?);
                 }
             }
         }
     }
     Ok(out)
+}
+
+/// A file's graph facts as stored: JSON compressed with zstd (a BLOB).
+/// Indexes written before kept plain JSON text; [`unpack_facts`] reads both.
+pub(crate) fn pack_facts(facts: &ken_graph::FileFacts) -> Result<Vec<u8>> {
+    let json = serde_json::to_vec(facts).map_err(|e| StoreError::Other(e.to_string()))?;
+    zstd::bulk::compress(&json, 3).map_err(|e| StoreError::Other(format!("compressing facts: {e}")))
+}
+
+fn unpack_facts(v: rusqlite::types::ValueRef<'_>) -> Result<ken_graph::FileFacts> {
+    use rusqlite::types::ValueRef;
+    let bad = |e: String| StoreError::Other(format!("stored graph facts: {e}"));
+    match v {
+        ValueRef::Blob(b) => {
+            let json = zstd::stream::decode_all(b).map_err(|e| bad(e.to_string()))?;
+            serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))
+        }
+        ValueRef::Text(t) => serde_json::from_slice(t).map_err(|e| bad(e.to_string())),
+        _ => Err(bad("neither JSON nor compressed JSON".to_string())),
+    }
 }
 
 /// Replace the edges written in `paths` (all edges when `paths` is None).
@@ -822,5 +837,46 @@ mod tests {
         assert_eq!(fold("parse_config"), "parseconfig");
         assert_eq!(fold("ParseConfig"), "parseconfig");
         assert_eq!(fold("Flask.do_teardown"), "flask.doteardown");
+    }
+
+    #[test]
+    fn facts_are_stored_compressed_and_old_json_rows_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("index.sqlite")).unwrap();
+        let def = ken_core::Definition {
+            name: "load".into(),
+            qualname: "Config.load".into(),
+            kind: ken_core::ChunkKind::Method,
+            start_line: 3,
+            end_line: 9,
+            signature: Some("def load(self, path)".into()),
+        };
+        let facts = |path: &str| {
+            ken_graph::FileFacts::new(
+                path,
+                ken_core::Language::Python,
+                vec![def.clone()],
+                Vec::new(),
+            )
+        };
+        let packed = pack_facts(&facts("a.py")).unwrap();
+        let json = serde_json::to_string(&facts("b.py")).unwrap();
+        conn.execute(
+            "INSERT INTO facts(path, json) VALUES ('a.py', ?1)",
+            [&packed],
+        )
+        .unwrap();
+        conn.execute("INSERT INTO facts(path, json) VALUES ('b.py', ?1)", [&json])
+            .unwrap();
+        assert!(
+            packed.len() < json.len(),
+            "{} vs {}",
+            packed.len(),
+            json.len()
+        );
+        let all = graph_facts(&conn, None).unwrap();
+        assert_eq!(all, vec![facts("a.py"), facts("b.py")]);
+        let one = graph_facts(&conn, Some(&["b.py".to_string()])).unwrap();
+        assert_eq!(one, vec![facts("b.py")]);
     }
 }
