@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS edges (
     kind TEXT NOT NULL, line INTEGER NOT NULL, rule TEXT NOT NULL, confidence REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_path);
+CREATE TABLE IF NOT EXISTS edge_files (path TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS def_rank (
     path TEXT NOT NULL, qualname TEXT NOT NULL, nth INTEGER NOT NULL, rank REAL NOT NULL,
     PRIMARY KEY (path, qualname, nth)
@@ -483,6 +484,9 @@ fn unpack_facts(v: rusqlite::types::ValueRef<'_>) -> Result<ken_graph::FileFacts
 }
 
 /// Replace the edges written in `paths` (all edges when `paths` is None).
+/// The edges written in one file are stored together, compressed
+/// (`edge_files`); the `edges` table holds those of indexes written before,
+/// read and replaced the same way.
 pub(crate) fn replace_edges(
     conn: &mut Connection,
     paths: Option<&[String]>,
@@ -493,35 +497,68 @@ pub(crate) fn replace_edges(
         match paths {
             None => {
                 tx.execute("DELETE FROM edges", [])?;
+                tx.execute("DELETE FROM edge_files", [])?;
             }
             Some(paths) => {
                 let mut del = tx.prepare_cached("DELETE FROM edges WHERE src_path = ?1")?;
+                let mut del_files = tx.prepare_cached("DELETE FROM edge_files WHERE path = ?1")?;
                 for p in paths {
                     del.execute([p])?;
+                    del_files.execute([p])?;
                 }
             }
         }
-        let mut ins = tx.prepare_cached(
-            "INSERT INTO edges(src_path, src_q, src_nth, dst_path, dst_q, dst_nth, kind, line, rule, confidence)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?;
+        let mut by_file: std::collections::BTreeMap<&str, Vec<&ken_graph::Edge>> =
+            std::collections::BTreeMap::new();
         for e in edges {
-            ins.execute(params![
-                e.from.path,
-                e.from.qualname,
-                e.from.nth,
-                e.to.path,
-                e.to.qualname,
-                e.to.nth,
-                e.kind.name(),
-                e.line,
-                e.rule.name(),
-                e.confidence
-            ])?;
+            by_file.entry(e.from.path.as_str()).or_default().push(e);
+        }
+        let mut ins =
+            tx.prepare_cached("INSERT OR REPLACE INTO edge_files(path, data) VALUES (?1, ?2)")?;
+        for (path, list) in by_file {
+            ins.execute(params![path, pack_edges(&list)?])?;
         }
     }
     tx.commit()?;
     Ok(())
+}
+
+/// One file's edges without the path they share: (from qualname, from nth,
+/// to path, to qualname, to nth, kind, line, rule, confidence).
+type EdgeRow = (String, u32, String, String, u32, String, u32, String, f32);
+
+fn pack_edges(list: &[&ken_graph::Edge]) -> Result<Vec<u8>> {
+    let rows: Vec<EdgeRow> = list
+        .iter()
+        .map(|e| {
+            (
+                e.from.qualname.clone(),
+                e.from.nth,
+                e.to.path.clone(),
+                e.to.qualname.clone(),
+                e.to.nth,
+                e.kind.name().to_string(),
+                e.line,
+                e.rule.name().to_string(),
+                e.confidence,
+            )
+        })
+        .collect();
+    let json = serde_json::to_vec(&rows).map_err(|e| StoreError::Other(e.to_string()))?;
+    zstd::bulk::compress(&json, 3).map_err(|e| StoreError::Other(format!("compressing edges: {e}")))
+}
+
+fn edge_of(path: &str, r: EdgeRow) -> ken_graph::Edge {
+    let (from_q, from_nth, to_path, to_q, to_nth, kind, line, rule, confidence) = r;
+    ken_graph::Edge {
+        from: ken_graph::DefKey::new(path, from_q, from_nth),
+        to: ken_graph::DefKey::new(to_path, to_q, to_nth),
+        kind: ken_core::RefKind::parse(&kind).unwrap_or(ken_core::RefKind::Call),
+        path: path.to_string(),
+        line,
+        rule: ken_graph::Rule::parse(&rule).unwrap_or(ken_graph::Rule::UniqueGlobal),
+        confidence,
+    }
 }
 
 pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
@@ -530,19 +567,31 @@ pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
     )?;
     let rows = stmt.query_map([], |r| {
         let src_path: String = r.get(0)?;
-        Ok(ken_graph::Edge {
-            from: ken_graph::DefKey::new(src_path.clone(), r.get::<_, String>(1)?, r.get(2)?),
-            to: ken_graph::DefKey::new(r.get::<_, String>(3)?, r.get::<_, String>(4)?, r.get(5)?),
-            kind: ken_core::RefKind::parse(&r.get::<_, String>(6)?)
-                .unwrap_or(ken_core::RefKind::Call),
-            path: src_path,
-            line: r.get(7)?,
-            rule: ken_graph::Rule::parse(&r.get::<_, String>(8)?)
-                .unwrap_or(ken_graph::Rule::UniqueGlobal),
-            confidence: r.get(9)?,
-        })
+        let row: EdgeRow = (
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            r.get(7)?,
+            r.get(8)?,
+            r.get(9)?,
+        );
+        Ok(edge_of(&src_path, row))
     })?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
+    let mut out: Vec<ken_graph::Edge> = rows.collect::<std::result::Result<_, _>>()?;
+    let bad = |e: String| StoreError::Other(format!("stored edges: {e}"));
+    let mut stmt = conn.prepare("SELECT path, data FROM edge_files ORDER BY path")?;
+    let mut files = stmt.query([])?;
+    while let Some(r) = files.next()? {
+        let path: String = r.get(0)?;
+        let data = r.get_ref(1)?.as_blob().map_err(|e| bad(e.to_string()))?;
+        let json = zstd::stream::decode_all(data).map_err(|e| bad(e.to_string()))?;
+        let rows: Vec<EdgeRow> = serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
+        out.extend(rows.into_iter().map(|row| edge_of(&path, row)));
+    }
+    Ok(out)
 }
 
 pub(crate) fn set_ranks(
@@ -878,5 +927,62 @@ mod tests {
         assert_eq!(all, vec![facts("a.py"), facts("b.py")]);
         let one = graph_facts(&conn, Some(&["b.py".to_string()])).unwrap();
         assert_eq!(one, vec![facts("b.py")]);
+    }
+
+    #[test]
+    fn edges_are_stored_per_file_compressed_and_old_rows_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
+        let edge = |from: &str, to: &str, line: u32| ken_graph::Edge {
+            from: ken_graph::DefKey::new(from, "main", 0),
+            to: ken_graph::DefKey::new(to, "load", 1),
+            kind: ken_core::RefKind::Call,
+            path: from.to_string(),
+            line,
+            rule: ken_graph::Rule::UniqueGlobal,
+            confidence: 0.5,
+        };
+        // an index written before: its edges are rows of `edges`
+        conn.execute(
+            "INSERT INTO edges(src_path, src_q, src_nth, dst_path, dst_q, dst_nth, kind, line, rule, confidence)
+             VALUES ('old.py', 'main', 0, 'a.py', 'load', 1, 'call', 7, ?1, 0.5)",
+            [ken_graph::Rule::UniqueGlobal.name()],
+        )
+        .unwrap();
+        replace_edges(
+            &mut conn,
+            Some(&["b.py".into()]),
+            &[edge("b.py", "a.py", 3), edge("b.py", "c.py", 4)],
+        )
+        .unwrap();
+        replace_edges(
+            &mut conn,
+            Some(&["c.py".into()]),
+            &[edge("c.py", "a.py", 9)],
+        )
+        .unwrap();
+        let all = edges(&conn).unwrap();
+        assert_eq!(
+            all,
+            vec![
+                edge("old.py", "a.py", 7),
+                edge("b.py", "a.py", 3),
+                edge("b.py", "c.py", 4),
+                edge("c.py", "a.py", 9)
+            ]
+        );
+        // replacing a file's edges replaces them in either table
+        replace_edges(
+            &mut conn,
+            Some(&["old.py".into(), "b.py".into()]),
+            &[edge("b.py", "a.py", 5)],
+        )
+        .unwrap();
+        assert_eq!(
+            edges(&conn).unwrap(),
+            vec![edge("b.py", "a.py", 5), edge("c.py", "a.py", 9)]
+        );
+        replace_edges(&mut conn, None, &[]).unwrap();
+        assert!(edges(&conn).unwrap().is_empty());
     }
 }
