@@ -79,7 +79,7 @@ CREATE TABLE IF NOT EXISTS commits (
 CREATE TABLE IF NOT EXISTS commit_files (sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, old_path TEXT);
 CREATE INDEX IF NOT EXISTS commit_files_path ON commit_files(path);
 CREATE INDEX IF NOT EXISTS commit_files_sha ON commit_files(sha);
-CREATE VIRTUAL TABLE IF NOT EXISTS commit_fts USING fts5(sha UNINDEXED, message, paths);
+CREATE VIRTUAL TABLE IF NOT EXISTS commit_text USING fts5(message, paths, content='');
 CREATE TABLE IF NOT EXISTS blame (path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, sha TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS blame_path ON blame(path);
 CREATE TABLE IF NOT EXISTS blame_done (path TEXT PRIMARY KEY, blob_id TEXT NOT NULL, method TEXT NOT NULL);
@@ -654,8 +654,12 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]
         let mut ins_file = tx.prepare_cached(
             "INSERT INTO commit_files(sha, path, status, old_path) VALUES (?1, ?2, ?3, ?4)",
         )?;
-        let mut ins_fts =
-            tx.prepare_cached("INSERT INTO commit_fts(sha, message, paths) VALUES (?1, ?2, ?3)")?;
+        let legacy = legacy_commit_fts(&tx)?;
+        let mut ins_fts = if legacy {
+            tx.prepare_cached("INSERT INTO commit_fts(sha, message, paths) VALUES (?1, ?2, ?3)")?
+        } else {
+            tx.prepare_cached("INSERT INTO commit_text(rowid, message, paths) VALUES (?1, ?2, ?3)")?
+        };
         for c in commits {
             if exists.exists([&c.sha])? {
                 continue;
@@ -670,6 +674,7 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]
                 c.message,
                 c.parents.join(" ")
             ])?;
+            let rowid = tx.last_insert_rowid();
             let mut paths = String::new();
             for (path, status, old) in &c.files {
                 ins_file.execute(params![c.sha, path, status, old])?;
@@ -677,7 +682,11 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]
                 paths.push_str(&path.replace(['/', '.', '_', '-'], " "));
                 paths.push(' ');
             }
-            ins_fts.execute(params![c.sha, c.message, paths])?;
+            if legacy {
+                ins_fts.execute(params![c.sha, c.message, paths])?;
+            } else {
+                ins_fts.execute(params![rowid, c.message, paths])?;
+            }
             added += 1;
         }
     }
@@ -752,6 +761,15 @@ pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>>
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
+/// Whether the index keeps commit full text the old way (`commit_fts`,
+/// which holds its own copy of every message). Indexes written since use
+/// `commit_text`, a contentless FTS5 table keyed by the commit's rowid.
+fn legacy_commit_fts(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM sqlite_master WHERE name = 'commit_fts'")?
+        .exists([])?)
+}
+
 /// Commits whose message or changed paths match `query` (FTS5 BM25), best first.
 pub(crate) fn search_commits(
     conn: &Connection,
@@ -767,9 +785,11 @@ pub(crate) fn search_commits(
     if words.is_empty() {
         return Ok(Vec::new());
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT sha, bm25(commit_fts, 0.0, 1.0, 0.5) FROM commit_fts WHERE commit_fts MATCH ?1 ORDER BY bm25(commit_fts, 0.0, 1.0, 0.5) LIMIT ?2",
-    )?;
+    let mut stmt = conn.prepare_cached(if legacy_commit_fts(conn)? {
+        "SELECT sha, bm25(commit_fts, 0.0, 1.0, 0.5) FROM commit_fts WHERE commit_fts MATCH ?1 ORDER BY bm25(commit_fts, 0.0, 1.0, 0.5) LIMIT ?2"
+    } else {
+        "SELECT c.sha, bm25(commit_text, 1.0, 0.5) AS score FROM commit_text JOIN commits c ON c.rowid = commit_text.rowid WHERE commit_text MATCH ?1 ORDER BY score LIMIT ?2"
+    })?;
     let rows = stmt.query_map(params![words.join(" OR "), limit as i64], |r| {
         Ok((r.get::<_, String>(0)?, -(r.get::<_, f64>(1)? as f32)))
     })?;
@@ -984,5 +1004,52 @@ mod tests {
         );
         replace_edges(&mut conn, None, &[]).unwrap();
         assert!(edges(&conn).unwrap().is_empty());
+    }
+
+    #[test]
+    fn commit_search_without_a_second_copy_of_messages_and_in_old_indexes() {
+        let commit = |sha: &str, message: &str, path: &str| crate::CommitRecord {
+            sha: sha.into(),
+            author_name: "Ada".into(),
+            message: message.into(),
+            summary: message.into(),
+            files: vec![(path.into(), "modified".into(), None)],
+            ..crate::CommitRecord::default()
+        };
+        let mut first = commit("c1", "Fix the session refresh race", "src/auth/session.py");
+        // more files than commits: the full text must follow the commit's row
+        first
+            .files
+            .push(("src/auth/tokens.py".into(), "modified".into(), None));
+        first
+            .files
+            .push(("src/auth/store.py".into(), "modified".into(), None));
+        let commits = [
+            first,
+            commit("c2", "Add retries to payments", "src/pay/retry.py"),
+            commit("c3", "Document the session store", "docs/store.md"),
+        ];
+        for legacy in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
+            if legacy {
+                conn.execute_batch(
+                    "CREATE VIRTUAL TABLE commit_fts USING fts5(sha UNINDEXED, message, paths);",
+                )
+                .unwrap();
+            }
+            assert_eq!(add_commits(&mut conn, &commits).unwrap(), 3);
+            assert_eq!(add_commits(&mut conn, &commits[..1]).unwrap(), 0);
+            let hits = search_commits(&conn, "session refresh", 10).unwrap();
+            let shas: Vec<&str> = hits.iter().map(|(s, _)| s.as_str()).collect();
+            assert_eq!(shas, ["c1", "c3"], "legacy: {legacy}");
+            assert!(hits[0].1 > hits[1].1);
+            let by_path = search_commits(&conn, "retry", 10).unwrap();
+            assert_eq!(by_path[0].0, "c2", "legacy: {legacy}");
+            let stored: i64 = conn
+                .query_row("SELECT count(*) FROM commit_text", [], |r| r.get(0))
+                .unwrap_or(0);
+            assert_eq!(stored == 3, !legacy);
+        }
     }
 }
