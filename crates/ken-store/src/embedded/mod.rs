@@ -342,7 +342,6 @@ impl IndexStore for EmbeddedStore {
             let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
             let mut del_symbols = tx.prepare_cached("DELETE FROM symbols WHERE path = ?1")?;
             let mut del_facts = tx.prepare_cached("DELETE FROM facts WHERE path = ?1")?;
-            let mut del_blame = tx.prepare_cached("DELETE FROM blame WHERE path = ?1")?;
             let mut del_blame_done = tx.prepare_cached("DELETE FROM blame_done WHERE path = ?1")?;
             let mut del_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
             for p in &paths {
@@ -350,7 +349,7 @@ impl IndexStore for EmbeddedStore {
                 del_symbols.execute([p])?;
                 del_facts.execute([p])?;
                 if batch.deletes.iter().any(|d| d == p) {
-                    del_blame.execute([p])?;
+                    sql::delete_blame(&tx, p)?;
                     del_blame_done.execute([p])?;
                 }
                 del_file.execute([p])?;
