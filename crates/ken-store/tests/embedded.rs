@@ -48,3 +48,24 @@ fn home_tickets() {
     let h = ken_store::HomeStore::open(dir.path()).unwrap();
     conformance::home_tickets(&h);
 }
+
+#[test]
+fn the_symbol_index_is_saved_compressed_and_an_old_uncompressed_one_is_read() {
+    use ken_store::StoreProvider;
+    let (dir, p) = provider();
+    let mut w = p.open_for_writing("shop").unwrap();
+    let index = ken_graph::SymbolIndex::build(&[]);
+    let repo = dir.path().join("repos").join("shop");
+    // an index written before: graph.json, plain JSON
+    let old = serde_json::json!({"seq": 5, "index": serde_json::to_value(&index).unwrap()});
+    std::fs::write(repo.join("graph.json"), old.to_string()).unwrap();
+    assert_eq!(w.graph_index().unwrap().map(|(seq, _)| seq), Some(5));
+    // saving writes graph.json.zst and drops the stale plain file
+    w.save_graph_index(7, &index).unwrap();
+    assert!(repo.join("graph.json.zst").is_file());
+    assert!(!repo.join("graph.json").exists());
+    assert_eq!(w.graph_index().unwrap().map(|(seq, _)| seq), Some(7));
+    // an unreadable file is as good as none
+    std::fs::write(repo.join("graph.json.zst"), b"not zstd").unwrap();
+    assert!(w.graph_index().unwrap().is_none());
+}

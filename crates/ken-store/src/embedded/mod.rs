@@ -536,6 +536,9 @@ impl ChunkStore for EmbeddedStore {
     }
 }
 
+/// The saved symbol index: zstd-compressed JSON of its batch sequence and the index.
+const GRAPH_FILE: &str = "graph.json.zst";
+
 impl GraphStore for EmbeddedStore {
     fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
         sql::graph_facts(&*self.conns.get()?, paths)
@@ -568,8 +571,12 @@ impl GraphStore for EmbeddedStore {
     }
 
     fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>> {
-        let path = self.dir.join("graph.json");
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        // `graph.json.zst`; an index written before has `graph.json`.
+        let json = match std::fs::read(self.dir.join(GRAPH_FILE)) {
+            Ok(packed) => zstd::stream::decode_all(packed.as_slice()).ok(),
+            Err(_) => std::fs::read(self.dir.join("graph.json")).ok(),
+        };
+        let Some(json) = json else {
             return Ok(None);
         };
         #[derive(serde::Deserialize)]
@@ -578,7 +585,7 @@ impl GraphStore for EmbeddedStore {
             index: ken_graph::SymbolIndex,
         }
         // An unreadable file is as good as none: the graph is rebuilt.
-        Ok(serde_json::from_str::<Saved>(&text)
+        Ok(serde_json::from_slice::<Saved>(&json)
             .ok()
             .map(|s| (s.seq, s.index)))
     }
@@ -590,12 +597,16 @@ impl GraphStore for EmbeddedStore {
             seq: u64,
             index: &'a ken_graph::SymbolIndex,
         }
-        let json = serde_json::to_string(&Saved { seq, index })
+        let json = serde_json::to_vec(&Saved { seq, index })
             .map_err(|e| StoreError::Other(e.to_string()))?;
-        let path = self.dir.join("graph.json");
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, json)?;
+        let packed = zstd::bulk::compress(&json, 3)
+            .map_err(|e| StoreError::Other(format!("compressing the symbol index: {e}")))?;
+        let path = self.dir.join(GRAPH_FILE);
+        let tmp = path.with_extension("zst.tmp");
+        std::fs::write(&tmp, packed)?;
         std::fs::rename(tmp, path)?;
+        // the uncompressed file of an index written before is stale now
+        let _ = std::fs::remove_file(self.dir.join("graph.json"));
         Ok(())
     }
 }
