@@ -66,7 +66,7 @@ pub fn update_people(
             files: c
                 .files
                 .into_iter()
-                .map(|f| (f.path, format!("{:?}", f.status).to_lowercase(), f.old_path))
+                .map(|f| (f.path, f.status.name().to_string(), f.old_path))
                 .collect(),
         })
         .collect();

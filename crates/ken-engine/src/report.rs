@@ -14,7 +14,7 @@ use ken_report::{
     ReportParams, SecretOrigin,
 };
 use ken_source::{DiffOptions, FileDiff, GitRepo};
-use ken_store::{BlameLines, CommitRecord, Store};
+use ken_store::{BlameLines, CommitRecord, FileRecord, Store};
 use serde::Serialize;
 
 use crate::repo::OpenRepo;
@@ -112,16 +112,16 @@ pub fn report(
 ) -> Result<Report> {
     let git = source_repo(settings, repo);
     let mut period = resolve_period(req, git.as_ref(), repo.state.commit_time, now)?;
-    let skipped = repo
-        .store
-        .files()?
-        .into_iter()
+    let store = &*repo.store;
+    // The indexed files, read once: skipped ones, code figures, secrets.
+    let file_records = store.files()?;
+    let skipped = file_records
+        .iter()
         .filter(|f| f.skip.is_some())
-        .map(|f| f.path)
+        .map(|f| f.path.clone())
         .collect();
     let mut notes = Vec::new();
-    let store = &*repo.store;
-    let people = People::new(repo);
+    let mut people = People::new(repo);
     let mut records = store.all_commits()?;
     // Files of every commit up to the period's end (god objects count them).
     let shas: Vec<String> = records
@@ -166,9 +166,8 @@ pub fn report(
     let scanner = Scanner::new();
     let mut diff_secrets = Vec::new();
     let mut commits = Vec::with_capacity(records.len());
-    let mut people_in = people;
     for r in &records {
-        let person = people_in.of(&r.author_name, &r.author_email);
+        let person = people.of(&r.author_name, &r.author_email);
         let files = match diffs.get(&r.sha) {
             Some(files) => {
                 for f in files.iter().filter(|f| scanner.wants_path(&f.file.path)) {
@@ -185,7 +184,7 @@ pub fn report(
                 .map(|(path, status, old)| FileChangeIn {
                     path: path.clone(),
                     old_path: old.clone(),
-                    status: status_name(status),
+                    status: status.clone(),
                     added: None,
                     removed: None,
                     hunks: Vec::new(),
@@ -207,17 +206,17 @@ pub fn report(
         .iter()
         .map(|c| (c.sha.as_str(), c.person.as_str()))
         .collect();
-    let (files, classes, blame) = code_figures(store, &persons)?;
+    let (files, classes, blame) = code_figures(store, &file_records, &persons)?;
     if blame.is_empty() && !files.is_empty() {
         notes.push("no blame in the index yet: ownership and god objects wait for it (`ken status` shows its progress)".to_string());
     }
-    let head_secrets = head_secrets(store, &scanner, &blame, &persons)?;
+    let head_secrets = head_secrets(store, &file_records, &scanner, &blame, &persons)?;
     let input = ReportInput {
         repo: repo.name.clone(),
         indexed_commit: repo.state.commit.clone(),
         period,
         commits,
-        people: people_in.list,
+        people: people.list,
         files,
         skipped,
         classes,
@@ -233,28 +232,11 @@ pub fn report(
     Ok(ken_report::build(&input, &params))
 }
 
-fn status_name(s: &str) -> String {
-    match s {
-        "A" | "added" => "added",
-        "D" | "deleted" => "deleted",
-        "R" | "renamed" => "renamed",
-        _ => "modified",
-    }
-    .to_string()
-}
-
 fn change_of_diff(f: &FileDiff) -> FileChangeIn {
-    use ken_source::ChangeStatus;
     FileChangeIn {
         path: f.file.path.clone(),
         old_path: f.file.old_path.clone(),
-        status: match f.file.status {
-            ChangeStatus::Added => "added",
-            ChangeStatus::Deleted => "deleted",
-            ChangeStatus::Renamed => "renamed",
-            ChangeStatus::Modified => "modified",
-        }
-        .to_string(),
+        status: f.file.status.name().to_string(),
         added: f.file.insertions,
         removed: f.file.deletions,
         hunks: f
@@ -339,9 +321,9 @@ type Blame = HashMap<String, Vec<BlameLines>>;
 /// Files and classes of the indexed commit with their figures, and the blame read.
 fn code_figures(
     store: &dyn Store,
+    records: &[FileRecord],
     persons: &HashMap<&str, &str>,
 ) -> Result<(Vec<FileIn>, Vec<ClassIn>, Blame)> {
-    let records = store.files()?;
     let paths: Vec<String> = records
         .iter()
         .filter(|f| f.skip.is_none())
@@ -438,12 +420,13 @@ fn code_figures(
 /// Secrets in the indexed files, each with the commit that last changed its line.
 fn head_secrets(
     store: &dyn Store,
+    records: &[FileRecord],
     scanner: &Scanner,
     blame: &Blame,
     persons: &HashMap<&str, &str>,
 ) -> Result<Vec<(ken_report::secrets::SecretHit, Option<SecretOrigin>)>> {
     let mut out = Vec::new();
-    for f in store.files()? {
+    for f in records {
         if f.skip.is_some() || !scanner.wants_path(&f.path) {
             continue;
         }

@@ -6,6 +6,7 @@
 //! and checks the answer.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::LazyLock;
 
 use regex::Regex;
 use serde_json::Value;
@@ -62,13 +63,14 @@ pub fn prompt(report: &Report) -> (String, String) {
     (system, user)
 }
 
-fn cite_re() -> Regex {
+/// `[H1]`, `[S1, P2]`: the findings a statement cites.
+static CITES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\[((?:[SHGOXPT]\d+)(?:\s*,\s*[SHGOXPT]\d+)*)\]").expect("valid regex")
-}
+});
 
-fn number_re() -> Regex {
-    Regex::new(r"\d+(?:[.,]\d+)*").expect("valid regex")
-}
+/// A number as a sentence writes it (`12`, `0.42`, `1,234`).
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\d+(?:[.,]\d+)*").expect("valid regex"));
 
 /// The numbers a finding holds, in the forms a sentence may write them.
 fn figures(v: &Value, out: &mut HashSet<String>) {
@@ -86,7 +88,7 @@ fn figures(v: &Value, out: &mut HashSet<String>) {
             }
         }
         Value::String(s) => {
-            for m in number_re().find_iter(s) {
+            for m in NUMBER.find_iter(s) {
                 out.insert(m.as_str().to_string());
             }
         }
@@ -99,8 +101,7 @@ fn figures(v: &Value, out: &mut HashSet<String>) {
 /// Check a model's text against the report.
 pub fn check(report: &Report, model: &str, text: &str) -> Narrative {
     let known = findings(report);
-    let cites = cite_re();
-    let numbers = number_re();
+    let (cites, numbers) = (&*CITES, &*NUMBER);
     let mut statements = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let line = line.trim_start_matches(['-', '*', '•', ' ']);

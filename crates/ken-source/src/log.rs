@@ -84,6 +84,18 @@ pub enum ChangeStatus {
     Renamed,
 }
 
+impl ChangeStatus {
+    /// `added`, `modified`, `deleted` or `renamed`: as the history tables keep it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeStatus::Added => "added",
+            ChangeStatus::Modified => "modified",
+            ChangeStatus::Deleted => "deleted",
+            ChangeStatus::Renamed => "renamed",
+        }
+    }
+}
+
 /// A file a commit changed. `old_path` is set for renames only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedFile {

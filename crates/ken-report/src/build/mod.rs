@@ -87,6 +87,8 @@ pub(crate) struct Ctx<'a> {
     pub fixes: Vec<bool>,
     /// Each person's newest commit time up to the period's end.
     pub last_commit: HashMap<&'a str, i64>,
+    /// Index into `input.commits` by sha.
+    pub by_sha: HashMap<&'a str, usize>,
 }
 
 impl<'a> Ctx<'a> {
@@ -134,6 +136,12 @@ impl<'a> Ctx<'a> {
                 *e = (*e).max(c.author_time);
             }
         }
+        let by_sha = input
+            .commits
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.sha.as_str(), i))
+            .collect();
         Ctx {
             input,
             params,
@@ -142,6 +150,7 @@ impl<'a> Ctx<'a> {
             links,
             fixes,
             last_commit,
+            by_sha,
         }
     }
 

@@ -7,11 +7,9 @@ use crate::model::{PersonName, SecretFinding};
 
 pub(super) fn findings(ctx: &Ctx<'_>) -> Vec<SecretFinding> {
     let person_of = |sha: &str| {
-        ctx.input
-            .commits
-            .iter()
-            .find(|c| c.sha == sha)
-            .map(|c| ctx.name(&c.person))
+        ctx.by_sha
+            .get(sha)
+            .map(|&i| ctx.name(&ctx.commit(i).person))
     };
     let finding = |hit: &crate::secrets::SecretHit,
                    source: &str,

@@ -15,13 +15,7 @@ pub(super) fn section(ctx: &Ctx<'_>) -> Option<TicketsSection> {
     }
     let p = &ctx.input.period;
     let within = |t: Option<i64>| t.is_some_and(|t| t >= p.since && t < p.until);
-    let index: std::collections::HashMap<&str, usize> = ctx
-        .input
-        .commits
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.sha.as_str(), i))
-        .collect();
+    let index = &ctx.by_sha;
     let link = |t: &ken_core::Ticket| -> TicketLink {
         let shas = ctx.links.by_ticket.get(&t.id).cloned().unwrap_or_default();
         let mut commits: Vec<CommitRef> = Vec::new();
