@@ -69,3 +69,53 @@ fn the_symbol_index_is_saved_compressed_and_an_old_uncompressed_one_is_read() {
     std::fs::write(repo.join("graph.json.zst"), b"not zstd").unwrap();
     assert!(w.graph_index().unwrap().is_none());
 }
+
+#[test]
+fn vectors_are_kept_once_in_int8_and_the_database_gives_their_pages_back() {
+    use ken_store::StoreProvider;
+    let (dir, p) = provider();
+    let mut w = p.open_for_writing("shop").unwrap();
+    let db = dir.path().join("repos").join("shop").join("index.sqlite");
+    let dim = 384;
+    let items: Vec<(String, Vec<f32>)> = (0..3000)
+        .map(|i| {
+            let v: Vec<f32> = (0..dim)
+                .map(|d| ((i * 31 + d * 7) % 97) as f32 - 48.0)
+                .collect();
+            (format!("k{i}"), v)
+        })
+        .collect();
+    w.put_vectors("mini", &items).unwrap();
+    let rows: Vec<(u64, String)> = (0..3000).map(|i| (i as u64, format!("k{i}"))).collect();
+    let sql = |q: &str| -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row(q, [], |r| r.get(0)).unwrap()
+    };
+    let page = sql("PRAGMA page_size");
+    let full = sql("PRAGMA page_count") * page;
+    assert!(
+        full > 3000 * 4 * 384,
+        "f32 rows while pending: {full} bytes"
+    );
+    w.index_vectors("mini", &rows, 3000, 1).unwrap();
+    assert_eq!(
+        sql("SELECT count(*) FROM vectors"),
+        0,
+        "the index file holds them"
+    );
+    let after = sql("PRAGMA page_count") * page;
+    assert!(
+        after * 4 < full,
+        "pages given back: {after} of {full} bytes"
+    );
+    let vec_file = dir.path().join("repos/shop/vectors/mini.vec");
+    let size = std::fs::metadata(vec_file).unwrap().len();
+    assert!(
+        size < 3000 * (dim as u64 + 16) + 4096,
+        "int8 rows only: {size} bytes"
+    );
+    // a store opened again reads the cache from the file
+    drop(w);
+    let r = p.open("shop").unwrap();
+    assert_eq!(r.get_vectors("mini", &["k7".into()]).unwrap().len(), 1);
+}

@@ -1,4 +1,5 @@
-//! Vector index scaling: exact (int8 scan + f32 re-score) and IVF, at 10k,
+//! Vector index scaling: exact (int8 scan, candidates re-scored with the f32
+//! query against their int8 rows) and IVF, at 10k,
 //! 100k and 1M synthetic 384-dimension vectors, against brute-force f32.
 //!
 //! `cargo run --release -p ken-vectors --example vector_bench [-- SIZES...]`
@@ -86,7 +87,7 @@ fn main() {
             ms.push(t.elapsed().as_secs_f64() * 1e3);
         }
         println!(
-            "| {n} | exact: int8 scan + f32 re-score | {build:.2} | {:.2} | {:.2} | {:.3} |",
+            "| {n} | exact: int8 scan + int8-row re-score | {build:.2} | {:.2} | {:.2} | {:.3} |",
             pct(ms.clone(), 0.5),
             pct(ms, 0.95),
             recall(&res)

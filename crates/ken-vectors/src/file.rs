@@ -1,10 +1,14 @@
 //! One file per index, memory-mapped for reading.
 //!
 //! Layout (little-endian, sections 8-byte aligned):
-//! `"KENVEC1\0"`, u32 dim, u32 kind (0 flat, 1 ivf), u64 rows, u32 lists, u32 probes (IVF),
-//! ids (u64 × rows), scales (f32 × rows), int8 rows (dim × rows),
-//! f32 rows (dim × rows), then for IVF: centroids (f32 × lists × dim) and
-//! list offsets (u64 × (lists + 1)). IVF rows are stored list by list.
+//! `"KENVEC2\0"`, u32 dim, u32 kind (0 flat, 1 ivf), u64 rows, u32 lists, u32 probes (IVF),
+//! ids (u64 × rows), scales (f32 × rows), int8 rows (dim × rows), then for
+//! IVF: centroids (f32 × lists × dim) and list offsets (u64 × (lists + 1)).
+//! IVF rows are stored list by list. The rows are kept only in int8, with
+//! a scale each: candidates are re-scored against the f32 query.
+//!
+//! Files written before (`"KENVEC1\0"`) also hold every row in f32, after
+//! the int8 rows; they are still read, and re-score in f32.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,7 +17,9 @@ use memmap2::Mmap;
 
 use crate::{FlatIndex, IvfIndex, Result, VectorError};
 
-const MAGIC: &[u8; 8] = b"KENVEC1\0";
+const MAGIC: &[u8; 8] = b"KENVEC2\0";
+/// The earlier format, with an f32 copy of every row.
+const MAGIC_F32: &[u8; 8] = b"KENVEC1\0";
 const HEADER: usize = 32;
 
 fn pad8(x: usize) -> usize {
@@ -36,12 +42,14 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    pub fn new(dim: usize, rows: usize, lists: usize) -> Layout {
+    /// `f32`: whether the rows are also stored in f32 (the earlier format).
+    pub fn new(dim: usize, rows: usize, lists: usize, f32: bool) -> Layout {
         let ids = HEADER;
         let scales = pad8(ids + 8 * rows);
         let q = pad8(scales + 4 * rows);
         let f = pad8(q + dim * rows);
-        let centroids = pad8(f + 4 * dim * rows);
+        let f_rows = if f32 { rows } else { 0 };
+        let centroids = pad8(f + 4 * dim * f_rows);
         let offsets = pad8(centroids + 4 * dim * lists);
         let end = if lists > 0 {
             offsets + 8 * (lists + 1)
@@ -55,7 +63,7 @@ impl Layout {
             ids,
             scales,
             q,
-            f,
+            f: if f32 { f } else { 0 },
             centroids,
             offsets,
             end,
@@ -114,9 +122,12 @@ impl Storage {
             Storage::Mapped { map, layout: l } => cast(&map[l.q..l.q + l.dim * l.rows]),
         }
     }
+    /// The rows in f32: empty unless the index was read from a file of
+    /// the earlier format.
     pub fn f(&self) -> &[f32] {
         match self {
             Storage::Owned { f, .. } => f,
+            Storage::Mapped { layout: l, .. } if l.f == 0 => &[],
             Storage::Mapped { map, layout: l } => cast(&map[l.f..l.f + 4 * l.dim * l.rows]),
         }
     }
@@ -161,6 +172,41 @@ impl AnyIndex {
             AnyIndex::Ivf(i) => i.dim(),
         }
     }
+    /// Row `row`'s vector (its int8 values times its scale, or its f32
+    /// values in a file of the earlier format); None past the end.
+    pub fn vector(&self, row: usize) -> Option<Vec<f32>> {
+        let (s, dim) = match self {
+            AnyIndex::Flat(f) => (&f.storage, f.dim()),
+            AnyIndex::Ivf(i) => (&i.storage, i.dim()),
+        };
+        if row >= s.ids().len() {
+            return None;
+        }
+        let f = s.f();
+        if !f.is_empty() {
+            return Some(f[row * dim..(row + 1) * dim].to_vec());
+        }
+        let scale = s.scales()[row];
+        Some(
+            s.q()[row * dim..(row + 1) * dim]
+                .iter()
+                .map(|&x| x as f32 * scale)
+                .collect(),
+        )
+    }
+
+    /// For an index just built from a set: the set's row each row holds
+    /// (None for an index read from a file).
+    pub fn source_rows(&self) -> Option<Vec<u32>> {
+        match self {
+            AnyIndex::Flat(f) if matches!(f.storage, Storage::Owned { .. }) => {
+                Some((0..f.len() as u32).collect())
+            }
+            AnyIndex::Ivf(i) if !i.source.is_empty() || i.is_empty() => Some(i.source.clone()),
+            _ => None,
+        }
+    }
+
     /// The ids of every row.
     pub fn ids(&self) -> &[u64] {
         match self {
@@ -189,7 +235,7 @@ pub fn write(path: &Path, index: &AnyIndex) -> Result<()> {
     } else {
         0
     };
-    let l = Layout::new(dim, rows, lists);
+    let l = Layout::new(dim, rows, lists, false);
     let tmp = path.with_extension("tmp");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
     let mut written = 0usize;
@@ -211,7 +257,6 @@ pub fn write(path: &Path, index: &AnyIndex) -> Result<()> {
     put(bytes_of(s.ids()), l.ids, &mut out)?;
     put(bytes_of(s.scales()), l.scales, &mut out)?;
     put(bytes_of(s.q()), l.q, &mut out)?;
-    put(bytes_of(s.f()), l.f, &mut out)?;
     if lists > 0 {
         put(bytes_of(s.centroids()), l.centroids, &mut out)?;
         put(bytes_of(s.offsets()), l.offsets, &mut out)?;
@@ -237,9 +282,10 @@ pub fn open(path: &Path) -> Result<AnyIndex> {
     // SAFETY: the file is only replaced by rename, never modified in place,
     // so the mapping stays valid while we hold it.
     let map = unsafe { Mmap::map(&file)? };
-    if map.len() < HEADER || &map[..8] != MAGIC {
+    if map.len() < HEADER || (&map[..8] != MAGIC && &map[..8] != MAGIC_F32) {
         return Err(bad("not a ken vector file"));
     }
+    let f32 = &map[..8] == MAGIC_F32;
     let u32_at =
         |i: usize| u32::from_le_bytes(map[i..i + 4].try_into().unwrap_or_default()) as usize;
     let dim = u32_at(8);
@@ -247,7 +293,7 @@ pub fn open(path: &Path) -> Result<AnyIndex> {
     let rows = u64::from_le_bytes(map[16..24].try_into().unwrap_or_default()) as usize;
     let lists = u32_at(24);
     let nprobe = u32_at(28);
-    let l = Layout::new(dim, rows, if kind == 1 { lists } else { 0 });
+    let l = Layout::new(dim, rows, if kind == 1 { lists } else { 0 }, f32);
     if map.len() != l.end || dim == 0 {
         return Err(bad("truncated or corrupt"));
     }
@@ -257,4 +303,103 @@ pub fn open(path: &Path) -> Result<AnyIndex> {
         1 => AnyIndex::Ivf(IvfIndex::from_storage(dim, storage, nprobe)),
         _ => return Err(bad("unknown index kind")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{VectorSet, synthetic};
+
+    /// A flat index in the earlier format (int8 and f32 rows), as files
+    /// written before this one were.
+    fn write_f32_format(path: &Path, set: &VectorSet) {
+        let flat = FlatIndex::build(set);
+        let (dim, rows) = (set.dim, set.len());
+        let l = Layout::new(dim, rows, 0, true);
+        let mut bytes = vec![0u8; l.end];
+        bytes[..8].copy_from_slice(MAGIC_F32);
+        bytes[8..12].copy_from_slice(&(dim as u32).to_le_bytes());
+        bytes[16..24].copy_from_slice(&(rows as u64).to_le_bytes());
+        let mut put = |at: usize, b: &[u8]| bytes[at..at + b.len()].copy_from_slice(b);
+        put(l.ids, bytes_of(flat.storage.ids()));
+        put(l.scales, bytes_of(flat.storage.scales()));
+        put(l.q, bytes_of(flat.storage.q()));
+        put(l.f, bytes_of(&set.data));
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn files_of_the_f32_format_still_open_and_rescore_in_f32() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synthetic(500, 24, 10, 0.5, 4);
+        let old = dir.path().join("old.vec");
+        write_f32_format(&old, &set);
+        let index = open(&old).unwrap();
+        assert_eq!((index.len(), index.dim()), (500, 24));
+        assert_eq!(
+            index.vector(3).unwrap(),
+            set.row(3),
+            "f32 rows are read back"
+        );
+        let hits = index.search(set.row(42), 3).unwrap();
+        assert_eq!(hits[0].id, set.ids[42]);
+        assert!(
+            (hits[0].score - 1.0).abs() < 1e-5,
+            "f32 re-score: {}",
+            hits[0].score
+        );
+
+        // written again, the same index keeps int8 rows only: smaller, and
+        // the vectors within int8 rounding of the originals
+        let new = dir.path().join("new.vec");
+        write(&new, &index).unwrap();
+        let small = open(&new).unwrap();
+        let (a, b) = (
+            std::fs::metadata(&old).unwrap().len(),
+            std::fs::metadata(&new).unwrap().len(),
+        );
+        assert!(b * 3 < a, "{b} bytes against {a}");
+        for r in [0, 3, 499] {
+            let v = small.vector(r).unwrap();
+            let max = set.row(r).iter().fold(0f32, |m, x| m.max(x.abs()));
+            for (x, y) in v.iter().zip(set.row(r)) {
+                assert!((x - y).abs() <= max / 254.0 + 1e-6, "{x} vs {y}");
+            }
+        }
+        assert_eq!(small.vector(500), None);
+        assert_eq!(small.search(set.row(42), 1).unwrap()[0].id, set.ids[42]);
+    }
+
+    #[test]
+    fn a_new_index_says_which_row_of_its_set_each_row_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synthetic(2000, 16, 20, 0.5, 8);
+        let params = crate::IvfParams {
+            lists: Some(16),
+            ..Default::default()
+        };
+        for index in [
+            AnyIndex::Flat(FlatIndex::build(&set)),
+            AnyIndex::Ivf(IvfIndex::build(&set, params)),
+        ] {
+            let source = index.source_rows().unwrap();
+            assert_eq!(source.len(), 2000);
+            for (row, &from) in source.iter().enumerate() {
+                let from = from as usize;
+                assert_eq!(index.ids()[row], set.ids[from]);
+                let v = index.vector(row).unwrap();
+                let close = v
+                    .iter()
+                    .zip(set.row(from))
+                    .all(|(x, y)| (x - y).abs() < 0.02);
+                assert!(close, "row {row} holds the set's row {from}");
+            }
+            let path = dir.path().join("i.vec");
+            write(&path, &index).unwrap();
+            assert!(
+                open(&path).unwrap().source_rows().is_none(),
+                "unknown once written"
+            );
+        }
+    }
 }

@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use crate::file::Storage;
-use crate::kernels::{dot_f32, dot_i8, quantize};
+use crate::kernels::{dot_f32, dot_f32_i8, dot_i8, quantize};
 use crate::topk::TopK;
 use crate::{Neighbor, RERANK_FACTOR, Result, VectorError, VectorSet};
 
@@ -24,7 +24,7 @@ impl FlatIndex {
                 ids: set.ids.clone(),
                 scales,
                 q,
-                f: set.data.clone(),
+                f: Vec::new(),
                 centroids: Vec::new(),
                 offsets: Vec::new(),
             },
@@ -47,7 +47,8 @@ impl FlatIndex {
         self.dim
     }
 
-    /// The `k` nearest rows, exactly (int8 scan, f32 re-scoring).
+    /// The `k` nearest rows: an int8 scan, the best candidates re-scored
+    /// with the f32 query against their int8 rows.
     pub fn search(&self, query: &[f32], k: usize) -> Result<Vec<Neighbor>> {
         check_dim(self.dim, query)?;
         let prepared = Prepared::new(query);
@@ -159,7 +160,10 @@ pub(crate) fn scan_ranges(
     all.into_sorted()
 }
 
-/// Re-score candidates in f32 and keep the best `k`.
+/// Re-score candidates with the f32 query and keep the best `k`: against
+/// the int8 row times its scale (the query is not quantized, so the error
+/// is the row's rounding alone), or against the row in f32 where a file of
+/// the earlier format keeps one.
 pub(crate) fn rerank(
     s: &Storage,
     dim: usize,
@@ -167,12 +171,17 @@ pub(crate) fn rerank(
     cand: Vec<(f32, u32)>,
     k: usize,
 ) -> Vec<Neighbor> {
-    let (f, ids) = (s.f(), s.ids());
+    let (f, q, scales, ids) = (s.f(), s.q(), s.scales(), s.ids());
     let mut scored: Vec<(f32, u32)> = cand
         .into_iter()
         .map(|(_, row)| {
             let r = row as usize;
-            (dot_f32(query, &f[r * dim..(r + 1) * dim]), row)
+            let score = if f.is_empty() {
+                dot_f32_i8(query, &q[r * dim..(r + 1) * dim]) * scales[r]
+            } else {
+                dot_f32(query, &f[r * dim..(r + 1) * dim])
+            };
+            (score, row)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));

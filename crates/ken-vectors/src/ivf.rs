@@ -32,6 +32,9 @@ pub struct IvfIndex {
     pub(crate) storage: Storage,
     /// Probes calibrated at build time to reach the target recall.
     pub(crate) nprobe: usize,
+    /// For an index just built: the row of the set each row came from (rows
+    /// are stored list by list). Empty for an index read from a file.
+    pub(crate) source: Vec<u32>,
 }
 
 /// Recall@10 against exact search that [`IvfIndex::build`] calibrates for.
@@ -153,11 +156,12 @@ impl IvfIndex {
                 ids,
                 scales,
                 q,
-                f,
+                f: Vec::new(),
                 centroids,
                 offsets,
             },
             nprobe: 1,
+            source: order.iter().map(|&r| r as u32).collect(),
         };
         index.nprobe = index.calibrate(set, params.seed);
         index
@@ -225,6 +229,7 @@ impl IvfIndex {
             dim,
             storage,
             nprobe: nprobe.max(1),
+            source: Vec::new(),
         }
     }
 

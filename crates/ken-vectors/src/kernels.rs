@@ -30,6 +30,23 @@ pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     dot_i8_portable(a, b)
 }
 
+/// `a · b` with `b` in int8 (re-scoring a few candidates: no SIMD path).
+pub fn dot_f32_i8(a: &[f32], b: &[i8]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0f32; 8];
+    let chunks = a.len() / 8;
+    for i in 0..chunks {
+        for l in 0..8 {
+            acc[l] += a[i * 8 + l] * b[i * 8 + l] as f32;
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for i in chunks * 8..a.len() {
+        sum += a[i] * b[i] as f32;
+    }
+    sum
+}
+
 #[cfg(target_arch = "x86_64")]
 fn has_avx2_fma() -> bool {
     use std::sync::OnceLock;

@@ -106,5 +106,5 @@ pub fn synthetic(n: usize, dim: usize, clusters: usize, spread: f32, seed: u64) 
     set
 }
 
-/// How many candidates the int8 scan keeps for f32 re-scoring, per result.
+/// How many candidates the int8 scan keeps for re-scoring with the f32 query, per result.
 const RERANK_FACTOR: usize = 4;

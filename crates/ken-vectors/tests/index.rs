@@ -56,11 +56,15 @@ fn flat_is_exact_up_to_int8_rounding() {
             .collect()
     });
     assert!(r >= 0.99, "recall {r}");
-    // scores are f32 cosines, best first
+    // scores are cosines of the f32 query with the int8 rows, best first:
+    // within the rows' rounding (half a step of max/127 per value) of f32
     let res = flat.search(queries.row(0), 10).unwrap();
     assert!(res.windows(2).all(|w| w[0].score >= w[1].score));
     let truth = exact_f32(&set, queries.row(0), 1);
-    assert!((res[0].score - truth[0].score).abs() < 1e-5);
+    assert!(
+        (res[0].score - truth[0].score).abs() < 5e-3,
+        "{res:?} {truth:?}"
+    );
 }
 
 #[test]

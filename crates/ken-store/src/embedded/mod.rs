@@ -18,6 +18,7 @@ pub(crate) mod lexical;
 pub(crate) mod pool;
 mod provider;
 pub(crate) mod sql;
+mod texts;
 pub mod tokenizer;
 mod vectors;
 
@@ -385,7 +386,7 @@ impl IndexStore for EmbeddedStore {
                 let FileContent::Indexed { text, syntax } = &u.content else {
                     continue;
                 };
-                ins_blob.execute(params![u.id, text])?;
+                ins_blob.execute(params![u.id, texts::pack(text)?])?;
                 for (c, id) in syntax.chunks.iter().zip(file_ids) {
                     let slice = text.get(c.start_byte as usize..c.end_byte as usize);
                     let stored_text = if !c.synthetic && slice == Some(c.text.as_str()) {
@@ -401,7 +402,7 @@ impl IndexStore for EmbeddedStore {
                         c.symbol,
                         c.qualname,
                         c.signature,
-                        c.doc,
+                        texts::pack_field(c.doc.as_deref()),
                         c.start_line,
                         c.end_line,
                         c.start_byte,
@@ -409,7 +410,7 @@ impl IndexStore for EmbeddedStore {
                         c.trivial as i64,
                         c.cell,
                         ken_core::content_hash(c.text.as_bytes()),
-                        stored_text,
+                        texts::pack_field(stored_text),
                     ])?;
                 }
                 if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
@@ -599,7 +600,7 @@ impl GraphStore for EmbeddedStore {
         }
         let json = serde_json::to_vec(&Saved { seq, index })
             .map_err(|e| StoreError::Other(e.to_string()))?;
-        let packed = zstd::bulk::compress(&json, 3)
+        let packed = texts::compress(&json)
             .map_err(|e| StoreError::Other(format!("compressing the symbol index: {e}")))?;
         let path = self.dir.join(GRAPH_FILE);
         let tmp = path.with_extension("zst.tmp");
@@ -665,14 +666,25 @@ impl HistoryStore for EmbeddedStore {
 
 impl VectorStore for EmbeddedStore {
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
-        sql::vector_keys_present(&*self.conns.get()?, model, keys)
+        let mut present = sql::vector_keys_present(&*self.conns.get()?, model, keys)?;
+        present.extend(vectors::keys_present(
+            &self.dir,
+            &self.vectors,
+            model,
+            keys,
+        )?);
+        Ok(present)
     }
 
     fn vector_models(&self) -> Result<Vec<String>> {
         let conn = self.conns.get()?;
         let mut stmt = conn.prepare("SELECT DISTINCT model FROM vectors ORDER BY model")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+        let mut models: Vec<String> = rows.collect::<std::result::Result<_, _>>()?;
+        models.extend(vectors::models(&self.dir)?);
+        models.sort();
+        models.dedup();
+        Ok(models)
     }
 
     fn put_vectors(&mut self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()> {
@@ -681,7 +693,16 @@ impl VectorStore for EmbeddedStore {
     }
 
     fn get_vectors(&self, model: &str, keys: &[String]) -> Result<HashMap<String, Vec<f32>>> {
-        sql::get_vectors(&*self.conns.get()?, model, keys)
+        let mut found = sql::get_vectors(&*self.conns.get()?, model, keys)?;
+        let rest: Vec<String> = keys
+            .iter()
+            .filter(|k| !found.contains_key(*k))
+            .cloned()
+            .collect();
+        if !rest.is_empty() {
+            found.extend(vectors::get(&self.dir, &self.vectors, model, &rest)?);
+        }
+        Ok(found)
     }
 
     fn index_vectors(
@@ -696,7 +717,7 @@ impl VectorStore for EmbeddedStore {
         keys.sort_unstable();
         keys.dedup();
         let cached = self.get_vectors(model, &keys)?;
-        let meta = vectors::write(
+        let (meta, in_file) = vectors::write(
             &self.dir,
             &self.vectors,
             model,
@@ -705,6 +726,8 @@ impl VectorStore for EmbeddedStore {
             chunks,
             batch_seq,
         )?;
+        // the file now holds them: the table keeps only what it does not
+        sql::forget_vectors(&mut *self.conns.get()?, model, &in_file)?;
         // a commit, so that readers watching `data_version` see the new index
         sql::set_meta(
             &*self.conns.get()?,

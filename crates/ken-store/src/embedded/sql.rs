@@ -76,15 +76,18 @@ CREATE TABLE IF NOT EXISTS commits (
     author_time INTEGER NOT NULL, committer_time INTEGER NOT NULL,
     summary TEXT NOT NULL, message TEXT NOT NULL, parents TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS commit_files (sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, old_path TEXT);
-CREATE INDEX IF NOT EXISTS commit_files_path ON commit_files(path);
-CREATE INDEX IF NOT EXISTS commit_files_sha ON commit_files(sha);
+CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS commit_paths (
+    commit_id INTEGER NOT NULL, seq INTEGER NOT NULL, path_id INTEGER NOT NULL,
+    status NOT NULL, old_path_id INTEGER, PRIMARY KEY (commit_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS commit_paths_path ON commit_paths(path_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS commit_text USING fts5(message, paths, content='');
 CREATE TABLE IF NOT EXISTS blame (path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, sha TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS blame_path ON blame(path);
 CREATE TABLE IF NOT EXISTS blame_files (path TEXT PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS blame_by_commit (
-    sha TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (sha, path)
+CREATE TABLE IF NOT EXISTS blame_pairs (
+    sha BLOB NOT NULL, path_id INTEGER NOT NULL, PRIMARY KEY (sha, path_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blame_done (path TEXT PRIMARY KEY, blob_id TEXT NOT NULL, method TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (
@@ -106,6 +109,12 @@ pub fn fold(s: &str) -> String {
 pub(crate) fn open(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // a new database can give pages back (vectors leave the table once the
+    // index file holds them); the mode can only be chosen before any table
+    let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    if pages == 0 {
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.execute_batch(SCHEMA)?;
@@ -132,7 +141,9 @@ pub(crate) fn open_more(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     // pages read through a shared mapping rather than copied into each
-    // connection's cache (the file only grows: nothing is vacuumed)
+    // connection's cache (a file that shrinks, by incremental vacuum, does
+    // so in a WAL checkpoint, which truncates only when no reader holds an
+    // older snapshot; a new read transaction sees the new size)
     conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
     Ok(conn)
 }
@@ -208,18 +219,17 @@ pub(crate) fn stats(conn: &Connection) -> Result<Stats> {
 }
 
 // A chunk's text is its stored text (synthetic chunks) or its bytes of the
-// file: `substr` of a BLOB counts bytes, of TEXT characters, and the
-// offsets are bytes.
-const CHUNK_COLUMNS: &str = "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
+// file, cut out by [`with_text`] (the file's blob id is the last column).
+const CHUNK_COLUMNS: &str =
+    "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
     c.start_line, c.end_line, c.start_byte, c.end_byte, c.trivial, c.cell, c.content_hash,
-    c.text IS NOT NULL, c.text,
-    CASE WHEN c.text IS NULL THEN substr(CAST(b.text AS BLOB), c.start_byte + 1, c.end_byte - c.start_byte) END";
+    c.text IS NOT NULL, c.text, CASE WHEN c.text IS NULL THEN f.blob_id END";
 
 /// [`CHUNK_COLUMNS`] without the text.
 const HEAD_COLUMNS: &str =
     "c.id, c.path, c.language, c.kind, c.symbol, c.qualname, c.signature, c.doc,
     c.start_line, c.end_line, c.start_byte, c.end_byte, c.trivial, c.cell, c.content_hash,
-    c.text IS NOT NULL, NULL, NULL";
+    c.text IS NOT NULL, NULL";
 
 fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
     let lang: String = r.get(2)?;
@@ -232,7 +242,7 @@ fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
         symbol: r.get(4)?,
         qualname: r.get(5)?,
         signature: r.get(6)?,
-        doc: r.get(7)?,
+        doc: super::texts::unpack_field(r, 7)?,
         start_line: r.get(8)?,
         end_line: r.get(9)?,
         start_byte: r.get(10)?,
@@ -241,14 +251,30 @@ fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
         cell: r.get(13)?,
         content_hash: r.get(14)?,
         synthetic: r.get(15)?,
-        text: match r.get::<_, Option<String>>(16)? {
-            Some(t) => t,
-            None => r
-                .get::<_, Option<Vec<u8>>>(17)?
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default(),
-        },
+        text: super::texts::unpack_field(r, 16)?.unwrap_or_default(),
     })
+}
+
+/// Rows of [`CHUNK_COLUMNS`] as chunks with their text, each file's text
+/// read and decompressed once.
+fn with_text(
+    conn: &Connection,
+    stmt: &mut rusqlite::Statement<'_>,
+    params: impl rusqlite::Params,
+) -> Result<Vec<StoredChunk>> {
+    let rows = stmt.query_map(params, |r| {
+        Ok((chunk_from_row(r)?, r.get::<_, Option<String>>(17)?))
+    })?;
+    let mut files = super::texts::FileTexts::default();
+    let mut out = Vec::new();
+    for row in rows {
+        let (mut chunk, blob) = row?;
+        if let Some(blob) = blob {
+            chunk.text = files.cut(conn, &blob, chunk.start_byte as i64, chunk.end_byte as i64)?;
+        }
+        out.push(chunk);
+    }
+    Ok(out)
 }
 
 /// Ids as one JSON array parameter: a statement per id would be prepared
@@ -271,10 +297,9 @@ fn id_array(ids: &[u64]) -> String {
 pub(crate) fn chunks_by_id(conn: &Connection, ids: &[u64]) -> Result<Vec<StoredChunk>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {CHUNK_COLUMNS} FROM json_each(?1) j JOIN chunks c ON c.id = j.value
-         JOIN files f ON f.path = c.path JOIN blobs b ON b.id = f.blob_id ORDER BY j.key"
+         JOIN files f ON f.path = c.path ORDER BY j.key"
     ))?;
-    let rows = stmt.query_map([id_array(ids)], chunk_from_row)?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
+    with_text(conn, &mut stmt, [id_array(ids)])
 }
 
 /// Chunks by id without their text (ranking needs only where they are).
@@ -302,11 +327,9 @@ pub(crate) fn first_chunk_heads(conn: &Connection, paths: &[String]) -> Result<V
 
 pub(crate) fn all_chunks(conn: &Connection) -> Result<Vec<StoredChunk>> {
     let mut stmt = conn.prepare(&format!(
-        "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.path = c.path
-         JOIN blobs b ON b.id = f.blob_id ORDER BY c.id"
+        "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.path = c.path ORDER BY c.id"
     ))?;
-    let rows = stmt.query_map([], chunk_from_row)?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
+    with_text(conn, &mut stmt, [])
 }
 
 fn f32s_to_blob(v: &[f32]) -> Vec<u8> {
@@ -353,6 +376,45 @@ pub(crate) fn put_vectors(
     Ok(())
 }
 
+/// Drop `keys`' vectors of `model` from the table (the index file holds
+/// them), and give the freed pages back where the database allows it.
+pub(crate) fn forget_vectors(conn: &mut Connection, model: &str, keys: &[String]) -> Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let held: Vec<String> = tx
+            .prepare_cached("SELECT key FROM vectors WHERE model = ?1")?
+            .query_map([model], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?;
+        let in_file: HashSet<&str> = keys.iter().map(String::as_str).collect();
+        if held.iter().all(|k| in_file.contains(k.as_str())) {
+            // the usual case: the file holds everything (one statement)
+            tx.prepare_cached("DELETE FROM vectors WHERE model = ?1")?
+                .execute([model])?;
+        } else {
+            let mut stmt =
+                tx.prepare_cached("DELETE FROM vectors WHERE model = ?1 AND key = ?2")?;
+            for k in held.iter().filter(|k| in_file.contains(k.as_str())) {
+                stmt.execute(params![model, k])?;
+            }
+        }
+    }
+    tx.commit()?;
+    give_back_pages(conn)
+}
+
+/// Return free pages to the file system: databases created since
+/// incremental vacuum was turned on (see [`open`]) shrink, older ones keep
+/// their free pages for later writes.
+pub(crate) fn give_back_pages(conn: &Connection) -> Result<()> {
+    let mode: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+    if mode == 2 {
+        let mut stmt = conn.prepare("PRAGMA incremental_vacuum")?;
+        let mut rows = stmt.query([])?;
+        while rows.next()?.is_some() {}
+    }
+    Ok(())
+}
+
 pub(crate) fn get_vectors(
     conn: &Connection,
     model: &str,
@@ -374,21 +436,12 @@ pub(crate) fn get_vectors(
 pub(crate) fn chunks_of_file(conn: &Connection, path: &str) -> Result<Vec<StoredChunk>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.path = c.path
-         JOIN blobs b ON b.id = f.blob_id WHERE c.path = ?1 ORDER BY c.start_byte, c.end_byte DESC"
+         WHERE c.path = ?1 ORDER BY c.start_byte, c.end_byte DESC"
     ))?;
-    let rows = stmt.query_map([path], chunk_from_row)?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
+    with_text(conn, &mut stmt, [path])
 }
 
-pub(crate) fn file_text(conn: &Connection, path: &str) -> Result<Option<String>> {
-    Ok(conn
-        .query_row(
-            "SELECT b.text FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1",
-            [path],
-            |r| r.get(0),
-        )
-        .optional()?)
-}
+pub(crate) use super::texts::file_text;
 
 pub(crate) fn lookup_symbols(
     conn: &Connection,
@@ -471,7 +524,7 @@ pub(crate) fn graph_facts(
 /// Indexes written before kept plain JSON text; [`unpack_facts`] reads both.
 pub(crate) fn pack_facts(facts: &ken_graph::FileFacts) -> Result<Vec<u8>> {
     let json = serde_json::to_vec(facts).map_err(|e| StoreError::Other(e.to_string()))?;
-    zstd::bulk::compress(&json, 3).map_err(|e| StoreError::Other(format!("compressing facts: {e}")))
+    super::texts::compress(&json).map_err(|e| StoreError::Other(format!("compressing facts: {e}")))
 }
 
 fn unpack_facts(v: rusqlite::types::ValueRef<'_>) -> Result<ken_graph::FileFacts> {
@@ -549,7 +602,7 @@ fn pack_edges(list: &[&ken_graph::Edge]) -> Result<Vec<u8>> {
         })
         .collect();
     let json = serde_json::to_vec(&rows).map_err(|e| StoreError::Other(e.to_string()))?;
-    zstd::bulk::compress(&json, 3).map_err(|e| StoreError::Other(format!("compressing edges: {e}")))
+    super::texts::compress(&json).map_err(|e| StoreError::Other(format!("compressing edges: {e}")))
 }
 
 fn edge_of(path: &str, r: EdgeRow) -> ken_graph::Edge {
@@ -655,9 +708,7 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]
             "INSERT INTO commits(sha, author_name, author_email, author_time, committer_time, summary, message, parents)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
-        let mut ins_file = tx.prepare_cached(
-            "INSERT INTO commit_files(sha, path, status, old_path) VALUES (?1, ?2, ?3, ?4)",
-        )?;
+        let mut files = CommitFilesWriter::new(&tx)?;
         let legacy = legacy_commit_fts(&tx)?;
         let mut ins_fts = if legacy {
             tx.prepare_cached("INSERT INTO commit_fts(sha, message, paths) VALUES (?1, ?2, ?3)")?
@@ -674,14 +725,14 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]
                 c.author_email,
                 c.author_time,
                 c.committer_time,
-                c.summary,
+                stored_summary(&c.summary, &c.message),
                 c.message,
                 c.parents.join(" ")
             ])?;
             let rowid = tx.last_insert_rowid();
             let mut paths = String::new();
-            for (path, status, old) in &c.files {
-                ins_file.execute(params![c.sha, path, status, old])?;
+            for (seq, (path, status, old)) in c.files.iter().enumerate() {
+                files.add(&c.sha, rowid, seq, path, status, old.as_deref())?;
                 // path words for full-text search: `src/flask/app.py` → `src flask app py`
                 paths.push_str(&path.replace(['/', '.', '_', '-'], " "));
                 paths.push(' ');
@@ -698,6 +749,33 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]
     Ok(added)
 }
 
+/// What the summary is when a commit stores none: its message's first
+/// line, trimmed.
+fn summary_of(message: &str) -> &str {
+    message.trim_start().lines().next().unwrap_or("").trim()
+}
+
+/// A commit's summary as stored: "" when [`summary_of`] gives it back from
+/// the message (nearly always: it is the message's first line), a NUL
+/// for an empty summary that the message would not give back, else itself.
+fn stored_summary<'a>(summary: &'a str, message: &str) -> &'a str {
+    if summary_of(message) == summary {
+        ""
+    } else if summary.is_empty() {
+        "\0"
+    } else {
+        summary
+    }
+}
+
+fn read_summary(stored: &str, message: &str) -> String {
+    match stored {
+        "" => summary_of(message).to_string(),
+        "\0" => String::new(),
+        s => s.to_string(),
+    }
+}
+
 fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<crate::CommitRecord> {
     let parents: String = r.get(7)?;
     Ok(crate::CommitRecord {
@@ -706,7 +784,10 @@ fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<crate::CommitRecor
         author_email: r.get(2)?,
         author_time: r.get(3)?,
         committer_time: r.get(4)?,
-        summary: r.get(5)?,
+        summary: read_summary(
+            r.get_ref(5)?.as_str().unwrap_or(""),
+            r.get_ref(6)?.as_str().unwrap_or(""),
+        ),
         message: r.get(6)?,
         parents: parents.split_whitespace().map(str::to_string).collect(),
         files: Vec::new(),
@@ -730,12 +811,20 @@ pub(crate) fn commits(
         .map(|c| c.map(|c| (c.sha.clone(), c)))
         .collect::<std::result::Result<_, _>>()?;
     if with_files {
-        let mut files = conn.prepare_cached(
+        let mut files = conn.prepare_cached(if legacy_commit_files(conn)? {
             "SELECT sha, path, status, old_path FROM commit_files
-             WHERE sha IN (SELECT value FROM json_each(?1)) ORDER BY rowid",
-        )?;
+             WHERE sha IN (SELECT value FROM json_each(?1)) ORDER BY rowid"
+        } else {
+            "SELECT c.sha, p.path, cp.status, o.path FROM commits c
+             JOIN commit_paths cp ON cp.commit_id = c.rowid JOIN paths p ON p.id = cp.path_id
+             LEFT JOIN paths o ON o.id = cp.old_path_id
+             WHERE c.sha IN (SELECT value FROM json_each(?1)) ORDER BY cp.commit_id, cp.seq"
+        })?;
         let rows = files.query_map([&list], |r| {
-            Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?, r.get(3)?)))
+            Ok((
+                r.get::<_, String>(0)?,
+                (r.get(1)?, status_of(r.get_ref(2)?), r.get(3)?),
+            ))
         })?;
         for row in rows {
             let (sha, f) = row?;
@@ -763,6 +852,134 @@ pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>>
     )?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// Whether the index keeps the files of commits the old way (`commit_files`,
+/// a row of text per file with the sha and path repeated, and two indexes
+/// over them). Indexes written since keep each path once (`paths`) and a
+/// commit's files as (commit row, position, path id, status) in
+/// `commit_paths`.
+fn legacy_commit_files(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM sqlite_master WHERE name = 'commit_files'")?
+        .exists([])?)
+}
+
+/// Change statuses stored as a small number (others as their text).
+const STATUSES: [&str; 4] = ["added", "modified", "deleted", "renamed"];
+
+fn status_of(v: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Integer(i) => STATUSES
+            .get(i as usize)
+            .copied()
+            .unwrap_or("modified")
+            .into(),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        _ => "modified".into(),
+    }
+}
+
+/// Writes the files of commits in the index's layout (see
+/// [`legacy_commit_files`]).
+struct CommitFilesWriter<'t> {
+    legacy: Option<rusqlite::CachedStatement<'t>>,
+    paths: PathIds<'t>,
+    insert: rusqlite::CachedStatement<'t>,
+}
+
+/// Each path's id in `paths`, added when new (within one transaction).
+struct PathIds<'t> {
+    intern: rusqlite::CachedStatement<'t>,
+    lookup: rusqlite::CachedStatement<'t>,
+    /// Path ids already looked up in this transaction.
+    ids: HashMap<String, i64>,
+}
+
+impl<'t> PathIds<'t> {
+    fn new(tx: &'t Connection) -> Result<Self> {
+        Ok(PathIds {
+            intern: tx.prepare_cached("INSERT OR IGNORE INTO paths(path) VALUES (?1)")?,
+            lookup: tx.prepare_cached("SELECT id FROM paths WHERE path = ?1")?,
+            ids: HashMap::new(),
+        })
+    }
+
+    fn id(&mut self, path: &str) -> Result<i64> {
+        if let Some(id) = self.ids.get(path) {
+            return Ok(*id);
+        }
+        self.intern.execute([path])?;
+        let id = self.lookup.query_row([path], |r| r.get(0))?;
+        self.ids.insert(path.to_string(), id);
+        Ok(id)
+    }
+}
+
+/// Whether the database has table `name` (layouts of older indexes).
+fn has_table(conn: &Connection, name: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")?
+        .exists([name])?)
+}
+
+/// A commit id as stored in `blame_pairs`: its 20 (or 32) bytes, or the
+/// text's bytes when it is not hex.
+fn sha_bytes(sha: &str) -> Vec<u8> {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let b = sha.as_bytes();
+    if b.len().is_multiple_of(2) && b.iter().all(|c| hex(*c).is_some()) {
+        b.chunks(2)
+            .map(|p| hex(p[0]).unwrap_or(0) << 4 | hex(p[1]).unwrap_or(0))
+            .collect()
+    } else {
+        b.to_vec()
+    }
+}
+
+impl<'t> CommitFilesWriter<'t> {
+    fn new(tx: &'t Connection) -> Result<Self> {
+        let legacy = if legacy_commit_files(tx)? {
+            Some(tx.prepare_cached(
+                "INSERT INTO commit_files(sha, path, status, old_path) VALUES (?1, ?2, ?3, ?4)",
+            )?)
+        } else {
+            None
+        };
+        Ok(CommitFilesWriter {
+            legacy,
+            paths: PathIds::new(tx)?,
+            insert: tx.prepare_cached(
+                "INSERT OR REPLACE INTO commit_paths(commit_id, seq, path_id, status, old_path_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?,
+        })
+    }
+
+    fn add(
+        &mut self,
+        sha: &str,
+        commit: i64,
+        seq: usize,
+        path: &str,
+        status: &str,
+        old: Option<&str>,
+    ) -> Result<()> {
+        if let Some(stmt) = &mut self.legacy {
+            stmt.execute(params![sha, path, status, old])?;
+            return Ok(());
+        }
+        let path_id = self.paths.id(path)?;
+        let old_id = old.map(|o| self.paths.id(o)).transpose()?;
+        let status: rusqlite::types::Value = match STATUSES.iter().position(|s| *s == status) {
+            Some(i) => (i as i64).into(),
+            None => status.to_string().into(),
+        };
+        self.insert
+            .execute(params![commit, seq as i64, path_id, status, old_id])?;
+        Ok(())
+    }
 }
 
 /// Whether the index keeps commit full text the old way (`commit_fts`,
@@ -805,7 +1022,12 @@ pub(crate) fn commits_touching(
     conn: &Connection,
     paths: &[String],
 ) -> Result<Vec<(String, String)>> {
-    let mut stmt = conn.prepare_cached("SELECT sha, path FROM commit_files WHERE path = ?1")?;
+    let mut stmt = conn.prepare_cached(if legacy_commit_files(conn)? {
+        "SELECT sha, path FROM commit_files WHERE path = ?1"
+    } else {
+        "SELECT c.sha, p.path FROM paths p JOIN commit_paths cp ON cp.path_id = p.id
+         JOIN commits c ON c.rowid = cp.commit_id WHERE p.path = ?1"
+    })?;
     let mut out = Vec::new();
     for p in paths {
         let rows = stmt.query_map([p], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -853,7 +1075,7 @@ fn pack_blame(ranges: &[crate::BlameLines]) -> Result<(Vec<u8>, Vec<String>)> {
         ranges: packed,
     };
     let json = serde_json::to_vec(&value).map_err(|e| StoreError::Other(e.to_string()))?;
-    let data = zstd::bulk::compress(&json, 3)
+    let data = super::texts::compress(&json)
         .map_err(|e| StoreError::Other(format!("compressing blame: {e}")))?;
     Ok((data, value.shas))
 }
@@ -886,12 +1108,21 @@ pub(crate) fn delete_blame(tx: &Connection, path: &str) -> Result<()> {
         .query_row([path], |r| r.get(0))
         .optional()?;
     if let Some(data) = old {
-        let mut del =
-            tx.prepare_cached("DELETE FROM blame_by_commit WHERE sha = ?1 AND path = ?2")?;
+        let mut del = tx.prepare_cached(
+            "DELETE FROM blame_pairs WHERE sha = ?1 AND path_id = (SELECT id FROM paths WHERE path = ?2)",
+        )?;
+        let mut del_legacy = if has_table(tx, "blame_by_commit")? {
+            Some(tx.prepare_cached("DELETE FROM blame_by_commit WHERE sha = ?1 AND path = ?2")?)
+        } else {
+            None
+        };
         let mut seen = HashSet::new();
         for r in unpack_blame(&data)? {
             if seen.insert(r.sha.clone()) {
-                del.execute([&r.sha, path])?;
+                del.execute(params![sha_bytes(&r.sha), path])?;
+                if let Some(d) = &mut del_legacy {
+                    d.execute([&r.sha, path])?;
+                }
             }
         }
         tx.prepare_cached("DELETE FROM blame_files WHERE path = ?1")?
@@ -907,7 +1138,8 @@ pub(crate) fn put_blame(conn: &mut Connection, items: &[crate::FileBlameRecord])
     {
         let mut ins = tx.prepare_cached("INSERT INTO blame_files(path, data) VALUES (?1, ?2)")?;
         let mut pair =
-            tx.prepare_cached("INSERT OR IGNORE INTO blame_by_commit(sha, path) VALUES (?1, ?2)")?;
+            tx.prepare_cached("INSERT OR IGNORE INTO blame_pairs(sha, path_id) VALUES (?1, ?2)")?;
+        let mut paths = PathIds::new(&tx)?;
         let mut done = tx.prepare_cached(
             "INSERT OR REPLACE INTO blame_done(path, blob_id, method) VALUES (?1, ?2, ?3)",
         )?;
@@ -915,8 +1147,9 @@ pub(crate) fn put_blame(conn: &mut Connection, items: &[crate::FileBlameRecord])
             delete_blame(&tx, &f.path)?;
             let (data, shas) = pack_blame(&f.ranges)?;
             ins.execute(params![f.path, data])?;
+            let path_id = paths.id(&f.path)?;
             for sha in &shas {
-                pair.execute([sha, &f.path])?;
+                pair.execute(params![sha_bytes(sha), path_id])?;
             }
             done.execute(params![f.path, f.blob_id, f.method])?;
         }
@@ -948,15 +1181,28 @@ pub(crate) fn blame_of(conn: &Connection, path: &str) -> Result<Vec<crate::Blame
 
 /// Paths with lines last changed by one of `shas`.
 pub(crate) fn paths_blamed_on(conn: &Connection, shas: &[String]) -> Result<HashSet<String>> {
-    let mut pairs = conn.prepare_cached("SELECT path FROM blame_by_commit WHERE sha = ?1")?;
+    let mut pairs = conn.prepare_cached(
+        "SELECT p.path FROM blame_pairs b JOIN paths p ON p.id = b.path_id WHERE b.sha = ?1",
+    )?;
+    // indexes written before: (sha, path) text pairs, or rows per range
+    let mut text_pairs = if has_table(conn, "blame_by_commit")? {
+        Some(conn.prepare_cached("SELECT path FROM blame_by_commit WHERE sha = ?1")?)
+    } else {
+        None
+    };
     let mut legacy = conn.prepare_cached("SELECT DISTINCT path FROM blame WHERE sha = ?1")?;
     let old_rows = conn
         .prepare_cached("SELECT 1 FROM blame LIMIT 1")?
         .exists([])?;
     let mut out = HashSet::new();
     for s in shas {
-        for p in pairs.query_map([s], |r| r.get::<_, String>(0))? {
+        for p in pairs.query_map([sha_bytes(s)], |r| r.get::<_, String>(0))? {
             out.insert(p?);
+        }
+        if let Some(stmt) = &mut text_pairs {
+            for p in stmt.query_map([s], |r| r.get::<_, String>(0))? {
+                out.insert(p?);
+            }
         }
         if old_rows {
             for p in legacy.query_map([s], |r| r.get::<_, String>(0))? {
@@ -1148,6 +1394,92 @@ mod tests {
     }
 
     #[test]
+    fn summaries_are_given_back_from_messages_or_stored() {
+        for (summary, message) in [
+            ("Fix the parser", "Fix the parser\n\nIt lost a token."),
+            ("Fix the parser", "  Fix the parser  \n"),
+            ("", ""),
+            ("", "\n\nbody only"),
+            (
+                "Fix the parser and the lexer",
+                "Fix the parser\nand the lexer\n\nbody",
+            ),
+            ("title", "other message"),
+        ] {
+            let stored = stored_summary(summary, message);
+            assert_eq!(read_summary(stored, message), summary, "{message:?}");
+        }
+        assert_eq!(
+            stored_summary("Fix the parser", "Fix the parser\n\nbody"),
+            ""
+        );
+        // an index written before stored every summary: read as it is
+        assert_eq!(read_summary("Fix it", "Fix it\n"), "Fix it");
+    }
+
+    #[test]
+    fn commit_files_keep_each_path_once_and_old_rows_are_still_read() {
+        let commit = |sha: &str, files: &[(&str, &str, Option<&str>)]| crate::CommitRecord {
+            sha: sha.into(),
+            author_name: "Ada".into(),
+            message: format!("change {sha}"),
+            files: files
+                .iter()
+                .map(|(p, s, o)| (p.to_string(), s.to_string(), o.map(str::to_string)))
+                .collect(),
+            ..crate::CommitRecord::default()
+        };
+        let written = [
+            commit(
+                "c1",
+                &[("src/app.py", "added", None), ("README", "added", None)],
+            ),
+            commit(
+                "c2",
+                &[
+                    ("src/core.py", "renamed", Some("src/app.py")),
+                    ("README", "modified", None),
+                    ("odd", "typechange", None),
+                ],
+            ),
+            commit("c3", &[("README", "deleted", None)]),
+        ];
+        for legacy in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
+            if legacy {
+                conn.execute_batch(
+                    "CREATE TABLE commit_files (sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, old_path TEXT);",
+                )
+                .unwrap();
+            }
+            add_commits(&mut conn, &written).unwrap();
+            let shas: Vec<String> = ["c1", "c2", "c3"].map(String::from).to_vec();
+            let got = commits(&conn, &shas, true).unwrap();
+            for c in &written {
+                assert_eq!(got[&c.sha].files, c.files, "{} legacy: {legacy}", c.sha);
+            }
+            let mut touching =
+                commits_touching(&conn, &["README".into(), "src/app.py".into()]).unwrap();
+            touching.sort();
+            let want: Vec<(String, String)> = [
+                ("c1", "README"),
+                ("c1", "src/app.py"),
+                ("c2", "README"),
+                ("c3", "README"),
+            ]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+            assert_eq!(touching, want, "legacy: {legacy}");
+            let interned: i64 = conn
+                .query_row("SELECT count(*) FROM paths", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(interned, if legacy { 0 } else { 4 }, "each path once");
+        }
+    }
+
+    #[test]
     fn blame_is_packed_per_file_with_its_commits_and_old_rows_still_read() {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
@@ -1191,6 +1523,23 @@ mod tests {
         };
         assert_eq!(on(&conn, &["c1"]), ["a.py", "old.py"]);
         assert_eq!(on(&conn, &["c3"]), ["a.py"]);
+        // an index of the release before: (sha, path) text pairs
+        conn.execute_batch(
+            "CREATE TABLE blame_by_commit (sha TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (sha, path)) WITHOUT ROWID;
+             INSERT INTO blame_by_commit VALUES ('c3', 'older.py');",
+        )
+        .unwrap();
+        assert_eq!(on(&conn, &["c3"]), ["a.py", "older.py"]);
+        conn.execute_batch("DROP TABLE blame_by_commit").unwrap();
+        // full commit ids are kept as their 20 bytes
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        put_blame(&mut conn, &[record("b.py", vec![lines(1, 3, sha)])]).unwrap();
+        assert_eq!(on(&conn, &[sha]), ["b.py"]);
+        let stored: i64 = conn
+            .query_row("SELECT max(length(sha)) FROM blame_pairs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, 20);
+        delete_blame(&conn, "b.py").unwrap();
         // blamed again: the old file's rows and the new file's pairs are replaced
         put_blame(
             &mut conn,

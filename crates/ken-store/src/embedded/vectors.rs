@@ -1,8 +1,14 @@
 //! The embedded store's vector search: per model, one index file
-//! (`vectors/<model>.vec`, the `ken-vectors` format: exact int8 scan with
-//! f32 re-scoring, or IVF lists above [`EXACT_LIMIT`] rows) and its
-//! metadata (`vectors/<model>.json`), both replaced by rename. The files are
-//! private to this store; the seam speaks of chunk ids and similarities.
+//! (`vectors/<model>.vec`, the `ken-vectors` format: an exact int8 scan,
+//! or IVF lists above [`EXACT_LIMIT`] rows), the key of each of its rows
+//! (`vectors/<model>.keys`) and its metadata (`vectors/<model>.json`), each
+//! replaced by rename. The files are private to this store; the seam speaks
+//! of chunk ids and similarities.
+//!
+//! The index file is the only lasting copy of the vectors: the `vectors`
+//! table holds those embedded since the index was last built (a killed run
+//! loses at most a batch), and once they are in the file they leave the
+//! table. Looking a vector up by key reads the table, then the file.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -41,7 +47,7 @@ fn base(dir: &Path, model: &str) -> PathBuf {
 }
 
 /// Build `model`'s index from `vectors` (key to vector) for `rows` and
-/// write it; returns its metadata.
+/// write it; returns its metadata and the keys now held by the file.
 pub(crate) fn write(
     dir: &Path,
     loaded: &Loaded,
@@ -50,14 +56,16 @@ pub(crate) fn write(
     vectors: &HashMap<String, Vec<f32>>,
     chunks: usize,
     batch_seq: u64,
-) -> Result<VectorMeta> {
+) -> Result<(VectorMeta, Vec<String>)> {
     let dim = vectors.values().next().map(Vec::len).unwrap_or(0);
     let mut set = VectorSet::new(dim.max(1));
+    let mut set_keys: Vec<&str> = Vec::new();
     for (id, key) in rows {
         if let Some(v) = vectors.get(key)
             && v.len() == dim
         {
             set.push(*id, v);
+            set_keys.push(key);
         }
     }
     let index = if set.len() > EXACT_LIMIT {
@@ -68,6 +76,14 @@ pub(crate) fn write(
     let meta = VectorMeta::built_now(model, dim, set.len(), chunks, batch_seq);
     let base = base(dir, model);
     std::fs::create_dir_all(base.parent().expect("vectors/ has a parent"))?;
+    let order = index
+        .source_rows()
+        .ok_or_else(|| other("a new vector index has its rows' order"))?;
+    let keys: Vec<String> = order
+        .iter()
+        .map(|&r| set_keys[r as usize].to_string())
+        .collect();
+    write_keys(&base.with_extension("keys"), index.ids(), &keys)?;
     ken_vectors::write(&base.with_extension("vec"), &index).map_err(other)?;
     let json = serde_json::to_string(&meta).map_err(other)?;
     let tmp = base.with_extension("json.tmp");
@@ -78,7 +94,128 @@ pub(crate) fn write(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(model);
-    Ok(meta)
+    Ok((meta, keys))
+}
+
+const KEYS_MAGIC: &str = "kenkeys1";
+
+/// A fingerprint of an index's ids, to tell whether a key file belongs to it.
+fn fingerprint(ids: &[u64]) -> u64 {
+    // FNV-1a over the ids' bytes
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in ids.iter().flat_map(|id| id.to_le_bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// The key file: a header line (magic, rows, fingerprint of the ids), then
+/// each row's key, compressed.
+fn write_keys(path: &Path, ids: &[u64], keys: &[String]) -> Result<()> {
+    let mut text = format!("{KEYS_MAGIC} {} {:016x}\n", keys.len(), fingerprint(ids));
+    for k in keys {
+        text.push_str(k);
+        text.push('\n');
+    }
+    let packed = super::texts::compress(text.as_bytes()).map_err(other)?;
+    let tmp = path.with_extension("keys.tmp");
+    std::fs::write(&tmp, packed)?;
+    std::fs::rename(tmp, path)?;
+    Ok(())
+}
+
+/// An index and the row of each key it holds.
+type KeyRows = (Arc<AnyIndex>, HashMap<String, usize>);
+
+/// The row of each key held by `model`'s index file (the first, where
+/// several rows share a key), or None when there is no index, it has no key
+/// file (written before they existed), or the key file is of another build.
+fn key_rows(dir: &Path, loaded: &Loaded, model: &str) -> Result<Option<KeyRows>> {
+    let Some(index) = index(dir, loaded, model)? else {
+        return Ok(None);
+    };
+    let Ok(packed) = std::fs::read(base(dir, model).with_extension("keys")) else {
+        return Ok(None);
+    };
+    let Ok(text) = zstd::stream::decode_all(packed.as_slice()) else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&text);
+    let mut lines = text.lines();
+    let header = format!(
+        "{KEYS_MAGIC} {} {:016x}",
+        index.len(),
+        fingerprint(index.ids())
+    );
+    if lines.next() != Some(header.as_str()) {
+        return Ok(None);
+    }
+    let mut rows = HashMap::with_capacity(index.len());
+    for (row, key) in lines.enumerate() {
+        rows.entry(key.to_string()).or_insert(row);
+    }
+    Ok(Some((index, rows)))
+}
+
+/// Which of `keys` the index file holds.
+pub(crate) fn keys_present(
+    dir: &Path,
+    loaded: &Loaded,
+    model: &str,
+    keys: &[String],
+) -> Result<HashSet<String>> {
+    let Some((_, rows)) = key_rows(dir, loaded, model)? else {
+        return Ok(HashSet::new());
+    };
+    Ok(keys
+        .iter()
+        .filter(|k| rows.contains_key(*k))
+        .cloned()
+        .collect())
+}
+
+/// The vectors of `keys` the index file holds: int8 rows times their
+/// scale, made unit length again as the index's rows are (so a rebuild
+/// from them quantizes to the same rows).
+pub(crate) fn get(
+    dir: &Path,
+    loaded: &Loaded,
+    model: &str,
+    keys: &[String],
+) -> Result<HashMap<String, Vec<f32>>> {
+    let Some((index, rows)) = key_rows(dir, loaded, model)? else {
+        return Ok(HashMap::new());
+    };
+    Ok(keys
+        .iter()
+        .filter_map(|k| Some((k.clone(), unit(index.vector(*rows.get(k)?)?))))
+        .collect())
+}
+
+fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
+
+/// The models with an index file.
+pub(crate) fn models(dir: &Path) -> Result<Vec<String>> {
+    let Ok(entries) = std::fs::read_dir(dir.join("vectors")) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "json")
+            && let Ok(json) = std::fs::read_to_string(&p)
+            && let Ok(meta) = serde_json::from_str::<VectorMeta>(&json)
+        {
+            out.push(meta.model);
+        }
+    }
+    Ok(out)
 }
 
 pub(crate) fn meta(dir: &Path, model: &str) -> Result<Option<VectorMeta>> {

@@ -480,6 +480,36 @@ pub fn vector_cache(p: &dyn StoreProvider) {
     let got = w.get_vectors("mini", &["h2".into(), "h9".into()]).unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!(got["h2"], vec![0.0f32, 0.0, 1.0]);
+
+    // once the vector index is built the cache still answers for every key
+    // (a store may then keep the vectors only in its index, in int8), and
+    // a rebuild from what it answers is the same index
+    let rows = vec![(1u64, "h1".to_string()), (2, "h2".to_string())];
+    let first = w.index_vectors("mini", &rows, 2, 1).unwrap();
+    let keys = ["h1".to_string(), "h2".to_string()];
+    assert_eq!(
+        w.vector_keys_present("mini", &keys).unwrap(),
+        HashSet::from(keys.clone())
+    );
+    assert_eq!(w.vector_models().unwrap(), ["mini"]);
+    let got = w.get_vectors("mini", &keys).unwrap();
+    for (k, want) in &items {
+        for (x, y) in got[k].iter().zip(want) {
+            assert!((x - y).abs() <= 0.8 / 254.0 + 1e-6, "{k}: {:?}", got[k]);
+        }
+    }
+    let again = w.index_vectors("mini", &rows, 2, 2).unwrap();
+    assert_eq!((again.rows, again.dim), (first.rows, first.dim));
+    let after = w.get_vectors("mini", &keys).unwrap();
+    for k in &keys {
+        for (x, y) in after[k].iter().zip(&got[k]) {
+            assert!((x - y).abs() < 1e-6, "stable under rebuilds: {k}");
+        }
+    }
+    let hits = w
+        .search_vectors("mini", &[0.6, 0.8, 0.0], 1, &all())
+        .unwrap();
+    assert_eq!(hits[0].0, 1);
 }
 
 fn new_job(id: &str, repo: &str, dedupe: Option<&str>) -> ken_store::NewJob {
@@ -789,8 +819,11 @@ pub fn vector_search(p: &dyn StoreProvider) {
                 .find(|e| e.0 == *id)
                 .expect("a chunk that has rows")
                 .1;
+            // a store may keep vectors in int8 with a scale each: each value
+            // is then off by at most half a step (max / 254), so a unit
+            // query's cosine by at most sqrt(DIM) / 254 × max (< 0.01 here)
             assert!(
-                *score <= truth + 2e-3 && *score >= truth - 0.05,
+                *score <= truth + 1e-2 && *score >= truth - 0.05,
                 "chunk {id}: similarity {score}, exact {truth}"
             );
         }
