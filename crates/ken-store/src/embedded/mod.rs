@@ -717,6 +717,11 @@ impl VectorStore for EmbeddedStore {
         keys.sort_unstable();
         keys.dedup();
         let cached = self.get_vectors(model, &keys)?;
+        let keep: HashSet<&str> = keys.iter().map(String::as_str).collect();
+        let dropped = vectors::dropped(&self.dir, &self.vectors, model, &keep)?;
+        if !dropped.is_empty() {
+            sql::put_vectors(&mut *self.conns.get()?, model, &dropped)?;
+        }
         let (meta, in_file) = vectors::write(
             &self.dir,
             &self.vectors,

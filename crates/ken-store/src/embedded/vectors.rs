@@ -200,6 +200,28 @@ fn unit(mut v: Vec<f32>) -> Vec<f32> {
     v
 }
 
+/// The vectors the index file holds for keys not in `keep`: a rebuild
+/// for `keep` would drop them, so they go back to the table (content seen
+/// before stays cached: moving the index back to an older commit embeds
+/// nothing again).
+pub(crate) fn dropped(
+    dir: &Path,
+    loaded: &Loaded,
+    model: &str,
+    keep: &HashSet<&str>,
+) -> Result<Vec<(String, Vec<f32>)>> {
+    let Some((index, rows)) = key_rows(dir, loaded, model)? else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<(String, Vec<f32>)> = rows
+        .into_iter()
+        .filter(|(k, _)| !keep.contains(k.as_str()))
+        .filter_map(|(k, row)| Some((k, unit(index.vector(row)?))))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
 /// The models with an index file.
 pub(crate) fn models(dir: &Path) -> Result<Vec<String>> {
     let Ok(entries) = std::fs::read_dir(dir.join("vectors")) else {

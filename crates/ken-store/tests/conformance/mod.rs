@@ -510,6 +510,14 @@ pub fn vector_cache(p: &dyn StoreProvider) {
         .search_vectors("mini", &[0.6, 0.8, 0.0], 1, &all())
         .unwrap();
     assert_eq!(hits[0].0, 1);
+    // a rebuild without a key (its chunk changed) keeps its vector cached
+    w.index_vectors("mini", &rows[..1], 1, 3).unwrap();
+    assert_eq!(
+        w.vector_keys_present("mini", &keys).unwrap(),
+        HashSet::from(keys.clone()),
+        "content seen before stays cached"
+    );
+    assert_eq!(w.get_vectors("mini", &keys).unwrap().len(), 2);
 }
 
 fn new_job(id: &str, repo: &str, dedupe: Option<&str>) -> ken_store::NewJob {
