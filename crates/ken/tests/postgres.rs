@@ -258,6 +258,16 @@ fn a_killed_writer_leaves_the_lease_and_a_consistent_index() {
         if child.try_wait().unwrap().is_some() {
             break;
         }
+        // only once a batch of the first writer is in does it surely hold
+        // the lease (a second writer started earlier could take it first)
+        let status = ken.run(&["status", "--json", "--store", &url]);
+        let files = serde_json::from_slice::<Value>(&status.stdout)
+            .ok()
+            .and_then(|v| v["repos"][0]["stats"]["files"].as_u64())
+            .unwrap_or(0);
+        if files == 0 {
+            continue;
+        }
         let out = index_cmd(&ken).output().unwrap();
         if !out.status.success() {
             assert_eq!(out.status.code(), Some(3), "busy: {}", stderr(&out));
