@@ -18,16 +18,8 @@ Prints one Markdown table per repository and a JSON line per run (stderr).
 """
 import argparse, json, os, re, shutil, sqlite3, subprocess, sys, time
 
-
-def du(path):
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.path.getsize(os.path.join(root, f))
-            except OSError:
-                pass
-    return total
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_index import du  # noqa: E402
 
 
 def sqlite_parts(db):

@@ -27,6 +27,17 @@ pub fn content_hash(bytes: &[u8]) -> String {
     s
 }
 
+/// The bytes of a hex string (either case), or None when it is not one.
+pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
+        .collect()
+}
+
 /// Line number (1-based) of a byte offset in `text`.
 pub fn line_of(text: &str, byte: usize) -> u32 {
     let end = byte.min(text.len());
@@ -34,4 +45,16 @@ pub fn line_of(text: &str, byte: usize) -> u32 {
         .iter()
         .filter(|&&b| b == b'\n')
         .count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_decodes_either_case_and_refuses_anything_else() {
+        assert_eq!(super::decode_hex("00ffAb"), Some(vec![0, 255, 0xab]));
+        assert_eq!(super::decode_hex(""), Some(vec![]));
+        for bad in ["abc", "zz", "+1", "é0", " 1"] {
+            assert_eq!(super::decode_hex(bad), None, "{bad:?}");
+        }
+    }
 }

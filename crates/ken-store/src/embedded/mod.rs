@@ -169,7 +169,7 @@ impl EmbeddedStore {
                 })?;
             }
             if let (Some(text), Some(first)) =
-                (sql::file_text(&*self.conns.get()?, path)?, chunks.first())
+                (texts::file_text(&*self.conns.get()?, path)?, chunks.first())
             {
                 self.file_index.add(&LexDoc {
                     chunk_id: 0,
@@ -522,7 +522,7 @@ impl ChunkStore for EmbeddedStore {
     }
 
     fn file_text(&self, path: &str) -> Result<Option<String>> {
-        sql::file_text(&*self.conns.get()?, path)
+        texts::file_text(&*self.conns.get()?, path)
     }
 
     fn chunk_ids(&self) -> Result<Vec<u64>> {
@@ -664,15 +664,33 @@ impl HistoryStore for EmbeddedStore {
     }
 }
 
+impl EmbeddedStore {
+    /// The vectors of `keys` from the table, then from the index file.
+    fn cached_vectors(
+        &self,
+        model: &str,
+        keys: &[String],
+        file: Option<&vectors::FileVectors>,
+    ) -> Result<HashMap<String, Vec<f32>>> {
+        let mut found = sql::get_vectors(&*self.conns.get()?, model, keys)?;
+        if let Some(file) = file {
+            let rest: Vec<String> = keys
+                .iter()
+                .filter(|k| !found.contains_key(*k))
+                .cloned()
+                .collect();
+            found.extend(file.get(&rest));
+        }
+        Ok(found)
+    }
+}
+
 impl VectorStore for EmbeddedStore {
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
         let mut present = sql::vector_keys_present(&*self.conns.get()?, model, keys)?;
-        present.extend(vectors::keys_present(
-            &self.dir,
-            &self.vectors,
-            model,
-            keys,
-        )?);
+        if let Some(file) = vectors::FileVectors::open(&self.dir, &self.vectors, model)? {
+            present.extend(keys.iter().filter(|k| file.contains(k)).cloned());
+        }
         Ok(present)
     }
 
@@ -693,16 +711,8 @@ impl VectorStore for EmbeddedStore {
     }
 
     fn get_vectors(&self, model: &str, keys: &[String]) -> Result<HashMap<String, Vec<f32>>> {
-        let mut found = sql::get_vectors(&*self.conns.get()?, model, keys)?;
-        let rest: Vec<String> = keys
-            .iter()
-            .filter(|k| !found.contains_key(*k))
-            .cloned()
-            .collect();
-        if !rest.is_empty() {
-            found.extend(vectors::get(&self.dir, &self.vectors, model, &rest)?);
-        }
-        Ok(found)
+        let file = vectors::FileVectors::open(&self.dir, &self.vectors, model)?;
+        self.cached_vectors(model, keys, file.as_ref())
     }
 
     fn index_vectors(
@@ -716,9 +726,10 @@ impl VectorStore for EmbeddedStore {
         let mut keys: Vec<String> = rows.iter().map(|r| r.1.clone()).collect();
         keys.sort_unstable();
         keys.dedup();
-        let cached = self.get_vectors(model, &keys)?;
+        let file = vectors::FileVectors::open(&self.dir, &self.vectors, model)?;
+        let cached = self.cached_vectors(model, &keys, file.as_ref())?;
         let keep: HashSet<&str> = keys.iter().map(String::as_str).collect();
-        let dropped = vectors::dropped(&self.dir, &self.vectors, model, &keep)?;
+        let dropped = file.map(|f| f.dropped(&keep)).unwrap_or_default();
         if !dropped.is_empty() {
             sql::put_vectors(&mut *self.conns.get()?, model, &dropped)?;
         }

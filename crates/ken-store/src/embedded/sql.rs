@@ -441,8 +441,6 @@ pub(crate) fn chunks_of_file(conn: &Connection, path: &str) -> Result<Vec<Stored
     with_text(conn, &mut stmt, [path])
 }
 
-pub(crate) use super::texts::file_text;
-
 pub(crate) fn lookup_symbols(
     conn: &Connection,
     ident: &str,
@@ -860,9 +858,7 @@ pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>>
 /// commit's files as (commit row, position, path id, status) in
 /// `commit_paths`.
 fn legacy_commit_files(conn: &Connection) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM sqlite_master WHERE name = 'commit_files'")?
-        .exists([])?)
+    has_table(conn, "commit_files")
 }
 
 /// Change statuses stored as a small number (others as their text).
@@ -927,15 +923,7 @@ fn has_table(conn: &Connection, name: &str) -> Result<bool> {
 /// A commit id as stored in `blame_pairs`: its 20 (or 32) bytes, or the
 /// text's bytes when it is not hex.
 fn sha_bytes(sha: &str) -> Vec<u8> {
-    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let b = sha.as_bytes();
-    if b.len().is_multiple_of(2) && b.iter().all(|c| hex(*c).is_some()) {
-        b.chunks(2)
-            .map(|p| hex(p[0]).unwrap_or(0) << 4 | hex(p[1]).unwrap_or(0))
-            .collect()
-    } else {
-        b.to_vec()
-    }
+    ken_core::decode_hex(sha).unwrap_or_else(|| sha.as_bytes().to_vec())
 }
 
 impl<'t> CommitFilesWriter<'t> {
@@ -986,9 +974,7 @@ impl<'t> CommitFilesWriter<'t> {
 /// which holds its own copy of every message). Indexes written since use
 /// `commit_text`, a contentless FTS5 table keyed by the commit's rowid.
 fn legacy_commit_fts(conn: &Connection) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM sqlite_master WHERE name = 'commit_fts'")?
-        .exists([])?)
+    has_table(conn, "commit_fts")
 }
 
 /// Commits whose message or changed paths match `query` (FTS5 BM25), best first.

@@ -115,11 +115,15 @@ pub(crate) fn file_text(conn: &Connection, path: &str) -> Result<Option<String>>
     Ok(blob_bytes(conn, &id)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
-/// Files' bytes read during one query, each decompressed once.
+/// Files' bytes read during one query, each decompressed once (rows come
+/// file by file, so a few recent files are enough: at most [`KEPT`] are
+/// held, however many the query reads).
 #[derive(Default)]
 pub(crate) struct FileTexts {
     files: HashMap<String, Arc<Vec<u8>>>,
 }
+
+const KEPT: usize = 64;
 
 impl FileTexts {
     /// Bytes `start..end` of blob `id` as text (invalid UTF-8 replaced;
@@ -135,6 +139,9 @@ impl FileTexts {
             Some(b) => Arc::clone(b),
             None => {
                 let b = Arc::new(blob_bytes(conn, id)?.unwrap_or_default());
+                if self.files.len() >= KEPT {
+                    self.files.clear();
+                }
                 self.files.insert(id.to_string(), Arc::clone(&b));
                 b
             }

@@ -124,102 +124,79 @@ fn write_keys(path: &Path, ids: &[u64], keys: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// An index and the row of each key it holds.
-type KeyRows = (Arc<AnyIndex>, HashMap<String, usize>);
+/// The vectors `model`'s index file holds, by cache key.
+pub(crate) struct FileVectors {
+    index: Arc<AnyIndex>,
+    /// The row of each key (the first, where several rows share a key).
+    rows: HashMap<String, usize>,
+}
 
-/// The row of each key held by `model`'s index file (the first, where
-/// several rows share a key), or None when there is no index, it has no key
-/// file (written before they existed), or the key file is of another build.
-fn key_rows(dir: &Path, loaded: &Loaded, model: &str) -> Result<Option<KeyRows>> {
-    let Some(index) = index(dir, loaded, model)? else {
-        return Ok(None);
-    };
-    let Ok(packed) = std::fs::read(base(dir, model).with_extension("keys")) else {
-        return Ok(None);
-    };
-    let Ok(text) = zstd::stream::decode_all(packed.as_slice()) else {
-        return Ok(None);
-    };
-    let text = String::from_utf8_lossy(&text);
-    let mut lines = text.lines();
-    let header = format!(
-        "{KEYS_MAGIC} {} {:016x}",
-        index.len(),
-        fingerprint(index.ids())
-    );
-    if lines.next() != Some(header.as_str()) {
-        return Ok(None);
+impl FileVectors {
+    /// None when there is no index, it has no key file (written before
+    /// they existed), or the key file is of another build.
+    pub(crate) fn open(dir: &Path, loaded: &Loaded, model: &str) -> Result<Option<FileVectors>> {
+        let Some(index) = index(dir, loaded, model)? else {
+            return Ok(None);
+        };
+        let Ok(packed) = std::fs::read(base(dir, model).with_extension("keys")) else {
+            return Ok(None);
+        };
+        let Ok(text) = zstd::stream::decode_all(packed.as_slice()) else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&text);
+        let mut lines = text.lines();
+        let header = format!(
+            "{KEYS_MAGIC} {} {:016x}",
+            index.len(),
+            fingerprint(index.ids())
+        );
+        if lines.next() != Some(header.as_str()) {
+            return Ok(None);
+        }
+        let mut rows = HashMap::with_capacity(index.len());
+        for (row, key) in lines.enumerate() {
+            rows.entry(key.to_string()).or_insert(row);
+        }
+        Ok(Some(FileVectors { index, rows }))
     }
-    let mut rows = HashMap::with_capacity(index.len());
-    for (row, key) in lines.enumerate() {
-        rows.entry(key.to_string()).or_insert(row);
+
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.rows.contains_key(key)
     }
-    Ok(Some((index, rows)))
-}
 
-/// Which of `keys` the index file holds.
-pub(crate) fn keys_present(
-    dir: &Path,
-    loaded: &Loaded,
-    model: &str,
-    keys: &[String],
-) -> Result<HashSet<String>> {
-    let Some((_, rows)) = key_rows(dir, loaded, model)? else {
-        return Ok(HashSet::new());
-    };
-    Ok(keys
-        .iter()
-        .filter(|k| rows.contains_key(*k))
-        .cloned()
-        .collect())
-}
-
-/// The vectors of `keys` the index file holds: int8 rows times their
-/// scale, made unit length again as the index's rows are (so a rebuild
-/// from them quantizes to the same rows).
-pub(crate) fn get(
-    dir: &Path,
-    loaded: &Loaded,
-    model: &str,
-    keys: &[String],
-) -> Result<HashMap<String, Vec<f32>>> {
-    let Some((index, rows)) = key_rows(dir, loaded, model)? else {
-        return Ok(HashMap::new());
-    };
-    Ok(keys
-        .iter()
-        .filter_map(|k| Some((k.clone(), unit(index.vector(*rows.get(k)?)?))))
-        .collect())
-}
-
-fn unit(mut v: Vec<f32>) -> Vec<f32> {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
+    /// The vectors of `keys` the file holds: int8 rows times their scale,
+    /// made unit length again as the index's rows are (so a rebuild from
+    /// them quantizes to the same rows).
+    pub(crate) fn get(&self, keys: &[String]) -> HashMap<String, Vec<f32>> {
+        keys.iter()
+            .filter_map(|k| Some((k.clone(), self.vector(*self.rows.get(k)?)?)))
+            .collect()
     }
-    v
-}
 
-/// The vectors the index file holds for keys not in `keep`: a rebuild
-/// for `keep` would drop them, so they go back to the table (content seen
-/// before stays cached: moving the index back to an older commit embeds
-/// nothing again).
-pub(crate) fn dropped(
-    dir: &Path,
-    loaded: &Loaded,
-    model: &str,
-    keep: &HashSet<&str>,
-) -> Result<Vec<(String, Vec<f32>)>> {
-    let Some((index, rows)) = key_rows(dir, loaded, model)? else {
-        return Ok(Vec::new());
-    };
-    let mut out: Vec<(String, Vec<f32>)> = rows
-        .into_iter()
-        .filter(|(k, _)| !keep.contains(k.as_str()))
-        .filter_map(|(k, row)| Some((k, unit(index.vector(row)?))))
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    /// The vectors the file holds for keys not in `keep`: a rebuild for
+    /// `keep` would drop them, so they go back to the table (content seen
+    /// before stays cached: moving the index back to an older commit embeds
+    /// nothing again).
+    pub(crate) fn dropped(&self, keep: &HashSet<&str>) -> Vec<(String, Vec<f32>)> {
+        let mut out: Vec<(String, Vec<f32>)> = self
+            .rows
+            .iter()
+            .filter(|(k, _)| !keep.contains(k.as_str()))
+            .filter_map(|(k, row)| Some((k.clone(), self.vector(*row)?)))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    fn vector(&self, row: usize) -> Option<Vec<f32>> {
+        let mut v = self.index.vector(row)?;
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            v.iter_mut().for_each(|x| *x /= norm);
+        }
+        Some(v)
+    }
 }
 
 /// The models with an index file.

@@ -33,13 +33,10 @@ pub fn github_signature_ok(secret: &[u8], body: &[u8], header: &str) -> bool {
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) || s.len() > 256 {
+    if s.len() > 256 {
         return None;
     }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
+    ken_core::decode_hex(s)
 }
 
 fn secret(app: &App) -> ApiResult<&[u8]> {
