@@ -187,6 +187,7 @@ pub(crate) fn ask_repos(
                         embedder,
                         vectors: vectors.as_deref(),
                         identities: None,
+                        churn: None,
                     };
                     let w = who_store(&*r.store, &r.ids, &what, r.now(), 5, env)?;
                     out.results += w.people.len();
@@ -431,17 +432,20 @@ fn retrieve(
     limit: usize,
     embedder: Option<&dyn Embedder>,
 ) -> Result<Vec<Hit>> {
-    let mut fused: HashMap<(String, u64), (f32, Hit)> = HashMap::new();
+    let mut lists = Vec::new();
     for r in repos {
         let vectors = match embedder {
             Some(e) => r.vectors(e.id())?,
             None => None,
         };
+        let rank = settings.rank.for_repo(&r.state);
+        let churn = r.churn(&rank)?;
         let env = SearchEnv {
-            rank: &settings.rank,
+            rank: &rank,
             embedder,
             vectors: vectors.as_deref(),
             identities: Some(&r.ids),
+            churn: churn.as_deref(),
         };
         for q in queries {
             let filters = Filters {
@@ -456,18 +460,19 @@ fn retrieve(
                 mode: Mode::Hybrid,
             };
             let hits = search_store(&*r.store, &r.name, r.state.commit.as_deref(), &req, env)?.hits;
-            for (i, h) in hits.into_iter().enumerate() {
-                let boost = if h.pinned { 1.0 } else { 0.0 };
-                let e = fused
-                    .entry((r.name.clone(), h.chunk_id))
-                    .or_insert((0.0, h));
-                e.0 += 1.0 / (60.0 + i as f32) + boost;
-            }
+            lists.push(
+                hits.into_iter()
+                    .map(|h| ((r.name.clone(), h.chunk_id), h.pinned, h))
+                    .map(|(key, pinned, h)| (key, h, pinned))
+                    .collect::<Vec<_>>(),
+            );
         }
     }
-    let mut all: Vec<(f32, Hit)> = fused.into_values().collect();
-    all.sort_by(|a, b| b.0.total_cmp(&a.0));
-    Ok(all.into_iter().take(limit).map(|(_, h)| h).collect())
+    Ok(crate::fusion::fuse_lists(lists, settings.rank.k)
+        .into_iter()
+        .take(limit)
+        .map(|(_, h)| h)
+        .collect())
 }
 
 /// Give each citation into a notebook the cell its first line is in: a

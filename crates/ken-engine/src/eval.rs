@@ -327,8 +327,15 @@ pub fn eval(
                 Some(e) => semantic::load_vectors(store, e.id())?,
                 None => None,
             };
+            let rank = settings.rank.for_repo(&store.state()?);
+            let churn = if rank.w_churn != 0.0 || rank.w_fixes != 0.0 {
+                Some(crate::repo::load_churn(store)?)
+            } else {
+                None
+            };
             let env = SearchEnv {
-                rank: &settings.rank,
+                churn: churn.as_ref(),
+                rank: &rank,
                 embedder,
                 vectors: vectors.as_ref(),
                 identities: None,
@@ -471,7 +478,7 @@ fn run_query(
                 }
             }
             // several queries: files fused by reciprocal rank
-            let mut fused: Vec<(String, f32)> = Vec::new();
+            let mut lists = Vec::new();
             for query in &queries {
                 let req = SearchRequest {
                     query: query.clone(),
@@ -480,20 +487,14 @@ fn run_query(
                     files: true,
                     mode: m,
                 };
-                for (i, h) in search_store(store, repo, None, &req, env)?
-                    .hits
-                    .into_iter()
-                    .enumerate()
-                {
-                    let s = 1.0 / (60.0 + i as f32) + if h.pinned { 1.0 } else { 0.0 };
-                    match fused.iter_mut().find(|(p, _)| *p == h.path) {
-                        Some(e) => e.1 += s,
-                        None => fused.push((h.path, s)),
-                    }
-                }
+                let hits = search_store(store, repo, None, &req, env)?.hits;
+                lists.push(hits.into_iter().map(|h| (h.path, (), h.pinned)).collect());
             }
-            fused.sort_by(|a, b| b.1.total_cmp(&a.1));
-            fused.into_iter().map(|(p, _)| p).take(10).collect()
+            crate::fusion::fuse_lists(lists, env.rank.k)
+                .into_iter()
+                .map(|(p, ())| p)
+                .take(10)
+                .collect()
         }
     };
     let ms = started.elapsed().as_secs_f64() * 1000.0;

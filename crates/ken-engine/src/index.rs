@@ -19,8 +19,9 @@ use serde::Serialize;
 
 use crate::graph::{self, GraphReport};
 use crate::people::{self, PeopleReport};
+use crate::search::SearchEnv;
 use crate::semantic::{self, EmbedProgress, EmbedReport};
-use crate::{EngineError, Result, Settings, home};
+use crate::{EngineError, Result, Settings, home, tune};
 use ken_embed::Embedder;
 
 /// What to index.
@@ -67,6 +68,9 @@ pub struct IndexReport {
     pub graph: Option<GraphReport>,
     /// What the history and blame update did.
     pub people: Option<PeopleReport>,
+    /// The fusion learned from history this run (none: not learned again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<ken_store::TunedRanking>,
     pub elapsed_ms: u64,
 }
 
@@ -264,6 +268,7 @@ pub fn index(
         )?);
         report.people = people_step(&target, store, &opts)?;
         report.embed = embed(settings, req, store, progress, embedder)?;
+        report.ranking = tune_step(settings, store, embedder)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
@@ -350,6 +355,7 @@ pub fn index(
         indexed_at: Some(now()),
         pending: None,
         left_out: left_out(&listing),
+        ranking: previous.ranking.clone(),
     })?;
     let seq_after = store.batch_seq()?;
     report.graph = Some(graph::update_graph(
@@ -374,6 +380,10 @@ pub fn index(
         return Err(EngineError::stopped());
     }
     report.embed = embed(settings, req, store, progress, embedder)?;
+    if progress.cancelled() {
+        return Err(EngineError::stopped());
+    }
+    report.ranking = tune_step(settings, store, embedder)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -422,6 +432,64 @@ fn people_step(
         indexed
     };
     people::update_people(store, repo, &commit.sha, &files).map(Some)
+}
+
+/// Learn the fusion from history (tune.rs), last: only when it was never
+/// learned, the history has grown by a tenth (at least 200 commits) since,
+/// the index moved back before what it learned from, or dense retrieval
+/// joined. Returns what was learned this run.
+fn tune_step(
+    settings: &Settings,
+    store: &mut dyn Store,
+    embedder: Option<&dyn Embedder>,
+) -> Result<Option<ken_store::TunedRanking>> {
+    if !settings.rank.learned {
+        return Ok(None);
+    }
+    let (commits, _) = store.commit_stats()?;
+    if commits == 0 {
+        return Ok(None);
+    }
+    let mut state = store.state()?;
+    let vectors = match embedder {
+        Some(e) => semantic::load_vectors(store, e.id())?,
+        None => None,
+    };
+    let mode = if vectors.is_some() {
+        "hybrid"
+    } else {
+        "lexical"
+    };
+    if let Some(prev) = &state.ranking
+        && prev.mode == mode
+        && commits < prev.commits + (prev.commits / 10).max(200)
+        && state.commit_time >= prev.until
+    {
+        return Ok(None);
+    }
+    let env = SearchEnv {
+        rank: &settings.rank,
+        embedder,
+        vectors: vectors.as_ref(),
+        identities: None,
+        churn: None,
+    };
+    let learned = tune::tune(
+        &*store,
+        &settings.rank,
+        env,
+        state.commit_time,
+        &tune::TuneOptions::default(),
+    )?;
+    let Some(mut learned) = learned else {
+        return Ok(None);
+    };
+    learned.commit = state.commit.clone();
+    learned.commits = commits;
+    learned.until = state.commit_time;
+    state.ranking = Some(learned.clone());
+    store.set_state(&state)?;
+    Ok(Some(learned))
 }
 
 /// The embedding step, after the lexical index is committed.

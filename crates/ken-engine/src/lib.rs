@@ -7,13 +7,16 @@
 //! structs in and out; no terminal, no wire format (the binary owns those).
 
 pub mod ask;
+pub mod churn;
 pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod expand;
+pub mod fusion;
 pub mod graph;
 pub mod home;
 pub mod index;
+pub mod issue;
 pub mod jobs;
 pub mod people;
 pub mod query;
@@ -27,6 +30,7 @@ pub mod settings;
 pub mod status;
 pub mod time;
 pub mod tokens;
+pub mod tune;
 pub mod who;
 
 pub use engine::{

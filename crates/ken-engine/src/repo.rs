@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use ken_source::Identities;
 use ken_store::{DynStore, IndexState, StoreProvider};
 
+use crate::churn::FileChurn;
 use crate::graph::{LoadedGraph, load_graph};
+use crate::search::RankParams;
 use crate::semantic::{self, Coverage, EmbedText, VectorView};
 use crate::{Result, people};
 
@@ -35,6 +37,7 @@ pub struct OpenRepo {
     graph: OnceLock<Arc<LoadedGraph>>,
     coverage: OnceLock<Vec<Coverage>>,
     people: OnceLock<crate::status::PeopleProgress>,
+    churn: OnceLock<Arc<FileChurn>>,
 }
 
 impl OpenRepo {
@@ -58,6 +61,7 @@ impl OpenRepo {
             graph: OnceLock::new(),
             coverage: OnceLock::new(),
             people: OnceLock::new(),
+            churn: OnceLock::new(),
         })
     }
 
@@ -126,6 +130,19 @@ impl OpenRepo {
         Ok(self.coverage.get_or_init(|| c).clone())
     }
 
+    /// File history for the churn and fix priors, loaded on first use and
+    /// only when `rank` weighs them.
+    pub fn churn(&self, rank: &RankParams) -> Result<Option<Arc<FileChurn>>> {
+        if rank.w_churn == 0.0 && rank.w_fixes == 0.0 {
+            return Ok(None);
+        }
+        if let Some(c) = self.churn.get() {
+            return Ok(Some(c.clone()));
+        }
+        let c = Arc::new(load_churn(&*self.store)?);
+        Ok(Some(self.churn.get_or_init(|| c).clone()))
+    }
+
     /// The code graph, loaded on first use.
     pub fn graph(&self) -> Result<Arc<LoadedGraph>> {
         if let Some(g) = self.graph.get() {
@@ -134,6 +151,17 @@ impl OpenRepo {
         let g = Arc::new(load_graph(&*self.store)?);
         Ok(self.graph.get_or_init(|| g).clone())
     }
+}
+
+/// The history of every indexed file, for the churn and fix priors.
+pub fn load_churn(store: &dyn ken_store::Store) -> Result<FileChurn> {
+    let paths: Vec<String> = store
+        .files()?
+        .into_iter()
+        .filter(|f| f.skip.is_none())
+        .map(|f| f.path)
+        .collect();
+    FileChurn::load(store, &paths, store.state()?.commit_time)
 }
 
 #[cfg(test)]

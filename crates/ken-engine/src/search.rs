@@ -25,7 +25,7 @@ use ken_source::Identities;
 
 use crate::repo::OpenRepo;
 use crate::semantic::VectorView;
-use crate::{EngineError, Result, people, semantic};
+use crate::{EngineError, Result, fusion, issue, people, semantic};
 
 /// Ranking constants. Chosen on the dev evaluation sets (see BENCHMARKS.md).
 #[derive(Debug, Clone, Serialize)]
@@ -63,6 +63,24 @@ pub struct RankParams {
     pub trivial_prior: f32,
     pub prose_prior: f32,
     pub test_prior: f32,
+    /// Files an issue-style question points at (traceback frames, paths,
+    /// module names), as one more RRF list.
+    pub w_mention: f32,
+    /// A question of more words than this (or of several lines, or with a
+    /// code block) is read as an issue (`issue.rs`).
+    pub issue_words: usize,
+    /// Pin exact symbol hits in issue-style questions too (in a bug report
+    /// most identifiers are context, not the answer).
+    pub pin_issues: bool,
+    /// Times an issue's title is repeated in its lexical query.
+    pub issue_title: usize,
+    /// Exponent of the file prior (1 + ln(1 + commits that changed it)) (0: off).
+    pub w_churn: f32,
+    /// Exponent of the file prior (1 + ln(1 + fix commits that changed it)) (0: off).
+    pub w_fixes: f32,
+    /// Learn the fusion from each repository's history at index time and
+    /// search with what was learned (tune.rs); off: these constants only.
+    pub learned: bool,
     #[serde(skip)]
     pub fields: FieldWeights,
 }
@@ -89,6 +107,13 @@ impl Default for RankParams {
             trivial_prior: 0.7,
             prose_prior: 0.8,
             test_prior: 0.7,
+            w_mention: 1.0,
+            issue_words: 40,
+            pin_issues: false,
+            issue_title: 1,
+            w_churn: 0.0,
+            w_fixes: 0.0,
+            learned: true,
             fields: FieldWeights::default(),
         }
     }
@@ -117,6 +142,13 @@ impl RankParams {
             "trivial_prior" => self.trivial_prior = v,
             "prose_prior" => self.prose_prior = v,
             "test_prior" => self.test_prior = v,
+            "w_mention" => self.w_mention = v,
+            "issue_words" => self.issue_words = v as usize,
+            "pin_issues" => self.pin_issues = v != 0.0,
+            "issue_title" => self.issue_title = v as usize,
+            "learned" => self.learned = v != 0.0,
+            "w_churn" => self.w_churn = v,
+            "w_fixes" => self.w_fixes = v,
             "f_body" => self.fields.body = v,
             "f_symbol" => self.fields.symbol = v,
             "f_path" => self.fields.path = v,
@@ -128,6 +160,20 @@ impl RankParams {
             }
         }
         Ok(())
+    }
+
+    /// These constants with what was learned for one repository applied
+    /// (when `learned` is on and something was adopted).
+    pub fn for_repo(&self, state: &ken_store::IndexState) -> RankParams {
+        let mut p = self.clone();
+        if self.learned
+            && let Some(t) = &state.ranking
+        {
+            for (k, v) in &t.params {
+                let _ = p.set(k, *v);
+            }
+        }
+        p
     }
 
     /// Set one constant from `KEY=VALUE`.
@@ -204,11 +250,14 @@ pub(crate) fn search_repos(
             Some(e) => repo.vectors(e.id())?,
             None => None,
         };
+        let rank = rank.for_repo(&repo.state);
+        let churn = repo.churn(&rank)?;
         let env = SearchEnv {
-            rank,
+            rank: &rank,
             embedder,
             vectors: vectors.as_deref(),
             identities: Some(&repo.ids),
+            churn: churn.as_deref(),
         };
         let out = search_store(&*repo.store, name, repo.state.commit.as_deref(), req, env)?;
         notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
@@ -251,16 +300,17 @@ pub struct SearchEnv<'a> {
     pub vectors: Option<&'a VectorView>,
     /// Resolves authors (search results, `--author`); None: no authors shown.
     pub identities: Option<&'a Identities>,
+    /// File history for the churn and fix priors (None: those priors are off).
+    pub churn: Option<&'a crate::churn::FileChurn>,
 }
 
-/// Search one repository's store.
-pub fn search_store(
+/// The candidate stages of a search (see [`search_store`]).
+pub(crate) fn rank_candidates(
     store: &dyn Store,
-    repo: &str,
-    commit: Option<&str>,
+    _repo: &str,
     req: &SearchRequest,
     env: SearchEnv<'_>,
-) -> Result<StoreResults> {
+) -> Result<Ranked> {
     let p = env.rank;
     let embedder = env.embedder;
     let mut notes = Vec::new();
@@ -292,8 +342,22 @@ pub fn search_store(
     let allowed_set: Option<HashSet<&str>> = allowed
         .as_ref()
         .map(|v| v.iter().map(String::as_str).collect());
+    // a bug report: its title weighs more, its identifiers are not pinned,
+    // and the files it points at are a list of their own
+    let issue =
+        (lexical && issue::is_issue(&req.query, p.issue_words)).then(|| issue::parse(&req.query));
+    let lex_text = match &issue {
+        Some(q) if p.issue_title > 0 => {
+            format!(
+                "{}\n{}",
+                vec![q.title.as_str(); p.issue_title].join("\n"),
+                req.query
+            )
+        }
+        _ => req.query.clone(),
+    };
     let lex = LexicalQuery {
-        text: req.query.clone(),
+        text: lex_text,
         limit: p.candidates,
         languages: req.filters.languages.clone(),
         paths: allowed.clone(),
@@ -438,6 +502,25 @@ pub fn search_store(
         .filter(|h| !covered_files.contains(&h.path))
         .map(|h| h.path.clone())
         .collect();
+    let mentioned = match &issue {
+        Some(q) if p.w_mention > 0.0 => mentioned_files(store, q, allowed_set.as_ref())?,
+        _ => Vec::new(),
+    };
+    let mention_rank: HashMap<&str, usize> = mentioned
+        .iter()
+        .enumerate()
+        .map(|(i, path)| (path.as_str(), i + 1))
+        .collect();
+    let uncovered: Vec<String> = uncovered
+        .into_iter()
+        .chain(
+            mentioned
+                .iter()
+                .take(20)
+                .filter(|path| !covered_files.contains(*path))
+                .cloned(),
+        )
+        .collect();
     for first in store.first_chunk_heads(&uncovered)? {
         cands.entry(first.id).or_default();
         chunks.insert(first.id, first);
@@ -507,6 +590,10 @@ pub fn search_store(
             c.fused += rrf(p.w_file, *rank);
             c.signals.set("file", *rank as u32, *score);
         }
+        if let Some(rank) = mention_rank.get(chunk.path.as_str()) {
+            c.fused += rrf(p.w_mention, *rank);
+            c.signals.set("mention", *rank as u32, 1.0);
+        }
         if let Some((rank, score)) = ppr_rank.get(&chunk.path) {
             c.fused += rrf(p.w_ppr, *rank);
             c.signals.set("ppr", *rank as u32, *score);
@@ -522,8 +609,12 @@ pub fn search_store(
     // Pin true exact hits: a strong identifier's exact matches, ordered by
     // tier then by how well the rest of the query agrees.
     let mut pinned: Vec<(u64, SymbolTier, f32)> = Vec::new();
+    let may_pin = issue.is_none() || p.pin_issues;
     for (id, tier, strong) in &exact_order {
-        if *strong && let Some((_, c)) = scored.iter().find(|(i, _)| i == id) {
+        if *strong
+            && may_pin
+            && let Some((_, c)) = scored.iter().find(|(i, _)| i == id)
+        {
             pinned.push((*id, *tier, c.fused));
         }
     }
@@ -564,8 +655,46 @@ pub fn search_store(
             c.pinned = Some((*tier, pos));
         }
     }
+    let file_rank: HashMap<String, (usize, f32)> = file_rank
+        .into_iter()
+        .map(|(path, r)| (path.to_string(), r))
+        .collect();
+    Ok(Ranked {
+        scored,
+        chunks,
+        file_rank,
+        notes,
+    })
+}
+
+/// Candidates after the first stages: every signal's list gathered,
+/// filtered, fused per chunk with the priors applied, exact hits pinned.
+pub(crate) struct Ranked {
+    scored: Vec<(u64, Candidate)>,
+    chunks: HashMap<u64, StoredChunk>,
+    /// Whole-file BM25: path → (rank, score).
+    file_rank: HashMap<String, (usize, f32)>,
+    notes: Vec<String>,
+}
+
+/// Search one repository's store: rank the candidates, fuse them by file
+/// in files mode, collapse overlaps, then read and annotate the hits.
+pub fn search_store(
+    store: &dyn Store,
+    repo: &str,
+    commit: Option<&str>,
+    req: &SearchRequest,
+    env: SearchEnv<'_>,
+) -> Result<StoreResults> {
+    let p = env.rank;
+    let Ranked {
+        mut scored,
+        chunks,
+        file_rank,
+        notes,
+    } = rank_candidates(store, repo, req, env)?;
     if req.files && p.file_fusion {
-        fuse_files(&mut scored, &chunks, &file_rank, p);
+        fuse_files(&mut scored, &chunks, &file_rank, p, env.churn);
     }
     scored.sort_by(|a, b| {
         let key = |c: &Candidate| c.pinned.map(|(_, pos)| pos);
@@ -662,35 +791,22 @@ fn is_lookup(query: &str) -> bool {
     !q.is_empty() && !q.contains(char::is_whitespace)
 }
 
-/// Files mode: rank files by RRF over file-level lists — whole-file BM25,
-/// and each chunk signal with its files in order of their best chunk — and
-/// give that score to each file's best chunk.
+/// Files mode: rank files by file-level fusion ([`fusion::file_score`] of
+/// each file's [`file_rows`]) and give that score to each file's best
+/// chunk; a file's other chunks fall behind it.
 fn fuse_files(
     scored: &mut [(u64, Candidate)],
     chunks: &HashMap<u64, StoredChunk>,
-    file_rank: &HashMap<&str, (usize, f32)>,
+    file_rank: &HashMap<String, (usize, f32)>,
     p: &RankParams,
+    churn: Option<&crate::churn::FileChurn>,
 ) {
-    let items: Vec<(&str, &Candidate)> = scored
+    let (rows, with_dense) = rows_of(scored, chunks, file_rank, churn);
+    let w = fusion::FileWeights::new(p, with_dense);
+    let file_score: HashMap<&str, f32> = rows
         .iter()
-        .map(|(id, c)| (chunks[id].path.as_str(), c))
+        .map(|r| (r.path.as_str(), fusion::file_score(r, &w)))
         .collect();
-    let with_dense = items.iter().any(|(_, c)| c.signals.get("dense").is_some());
-    let file_score = file_rrf(
-        &items,
-        (
-            file_rank,
-            if with_dense { p.w_file_dense } else { p.w_file },
-        ),
-        &[
-            ("bm25", p.w_bm25_file),
-            ("dense", p.w_dense_file),
-            ("exact", p.w_symbol),
-            ("ppr", p.w_ppr),
-        ],
-        p,
-    );
-    // each file's best chunk carries the file's score; the others fall behind it
     let mut best: HashMap<&str, (u64, f32)> = HashMap::new();
     for (id, c) in scored.iter() {
         let path = chunks[id].path.as_str();
@@ -700,19 +816,78 @@ fn fuse_files(
         }
     }
     for (id, c) in scored.iter_mut() {
-        let chunk = &chunks[id];
-        let path = chunk.path.as_str();
+        let path = chunks[id].path.as_str();
         let is_best = best.get(path).is_some_and(|(b, _)| b == id);
-        let pr = c
-            .signals
-            .get("pagerank")
-            .map(|s| s.score.max(0.05).powf(p.w_pagerank))
-            .unwrap_or(1.0);
-        let f = file_score.get(path).copied().unwrap_or(0.0)
-            * file_prior(&chunk.path, chunk.language, p)
-            * pr;
+        let f = file_score.get(path).copied().unwrap_or(0.0);
         c.fused = if is_best { f } else { f * 0.5 };
     }
+}
+
+/// What file fusion knows of each candidate file (the learner's features).
+pub(crate) fn file_rows(ranked: &Ranked) -> Vec<fusion::FileRow> {
+    rows_of(&ranked.scored, &ranked.chunks, &ranked.file_rank, None).0
+}
+
+/// Each candidate file's rank in every list — whole-file BM25, and each
+/// chunk signal as a list of files in the order of their best chunk — its
+/// priors and its pin; and whether a dense list took part.
+fn rows_of(
+    scored: &[(u64, Candidate)],
+    chunks: &HashMap<u64, StoredChunk>,
+    file_rank: &HashMap<String, (usize, f32)>,
+    churn: Option<&crate::churn::FileChurn>,
+) -> (Vec<fusion::FileRow>, bool) {
+    let mut rows: Vec<fusion::FileRow> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for (id, c) in scored {
+        let chunk = &chunks[id];
+        let path = chunk.path.as_str();
+        let i = *at.entry(path).or_insert_with(|| {
+            rows.push(fusion::FileRow {
+                path: path.to_string(),
+                ranks: [None; fusion::SIGNALS.len()],
+                prose: !chunk.language.is_code(),
+                test: is_test_path(path),
+                pagerank: None,
+                pinned: None,
+                changes: 0,
+                fixes: 0,
+            });
+            rows.len() - 1
+        });
+        let row = &mut rows[i];
+        if let Some((_, pos)) = c.pinned {
+            row.pinned = Some(row.pinned.map_or(pos, |q| q.min(pos)));
+        }
+        if let Some(s) = c.signals.get("pagerank") {
+            row.pagerank = Some(s.score);
+        }
+    }
+    let with_dense = scored.iter().any(|(_, c)| c.signals.get("dense").is_some());
+    for row in rows.iter_mut() {
+        row.ranks[0] = file_rank.get(&row.path).map(|(r, _)| *r as u32);
+        if let Some(c) = churn {
+            (row.changes, row.fixes) = c.counts(&row.path, None);
+        }
+    }
+    for (slot, signal) in fusion::SIGNALS.iter().enumerate().skip(1) {
+        let mut order: Vec<(u32, &str)> = scored
+            .iter()
+            .filter_map(|(id, c)| {
+                c.signals
+                    .get(signal)
+                    .map(|s| (s.rank, chunks[id].path.as_str()))
+            })
+            .collect();
+        order.sort();
+        let mut seen: HashSet<&str> = HashSet::new();
+        for (_, path) in order {
+            if seen.insert(path) {
+                rows[at[path]].ranks[slot] = Some(seen.len() as u32);
+            }
+        }
+    }
+    (rows, with_dense)
 }
 
 /// File-level RRF: the whole-file BM25 list, and each chunk signal as a
@@ -805,6 +980,25 @@ fn graph_neighbourhood(store: &dyn Store, seeds: &[(String, f64)]) -> Result<Vec
         .collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(out)
+}
+
+/// The indexed files (those a path filter allows) an issue points at.
+fn mentioned_files(
+    store: &dyn Store,
+    q: &issue::IssueQuery,
+    allowed: Option<&HashSet<&str>>,
+) -> Result<Vec<String>> {
+    if q.frames.is_empty() && q.paths.is_empty() && q.modules.is_empty() {
+        return Ok(Vec::new());
+    }
+    let files = store.files()?;
+    let finder = issue::FileFinder::new(
+        files
+            .iter()
+            .filter(|f| f.skip.is_none() && allowed.is_none_or(|a| a.contains(f.path.as_str())))
+            .map(|f| f.path.as_str()),
+    );
+    Ok(issue::resolve(q, &finder))
 }
 
 /// Priors that apply to a whole file (prose, tests).

@@ -157,6 +157,7 @@ pub(crate) fn who_repos(
             embedder,
             vectors: vectors.as_deref(),
             identities: None,
+            churn: None,
         };
         let r = who_store(&*repo.store, &repo.ids, query, repo.now(), limit, env)?;
         all = Some(match all {

@@ -15,6 +15,6 @@ pub mod render;
 pub mod secrets;
 pub mod tickets;
 
-pub use build::{ReportParams, build};
+pub use build::{ReportParams, build, is_fix_message};
 pub use input::*;
 pub use model::*;

@@ -26,6 +26,37 @@ pub struct IndexState {
     /// out after reading (binary, generated) are rows of the store.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub left_out: BTreeMap<String, LeftOut>,
+    /// The fusion learned from this repository's history (`ken tune`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<TunedRanking>,
+}
+
+/// Ranking constants learned from a repository's own history: past commit
+/// messages as questions, the files they changed as answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TunedRanking {
+    /// The indexed commit it was learned at.
+    pub commit: Option<String>,
+    /// Commits the history held then (a much longer history is learned again).
+    pub commits: u64,
+    /// Committer time of the newest commit it may have learned from.
+    pub until: Option<i64>,
+    /// Questions asked, and how many had an answer among the candidates.
+    pub questions: usize,
+    pub answerable: usize,
+    /// The signals it was learned with: `lexical` or `hybrid`.
+    pub mode: String,
+    /// MRR@10 on the questions with the default constants and the learned ones.
+    pub mrr_default: f64,
+    pub mrr_learned: f64,
+    /// The same on questions each fit did not see (two folds).
+    pub heldout_default: f64,
+    pub heldout_learned: f64,
+    /// The learned constants are used (they did no worse held out).
+    pub adopted: bool,
+    /// Constant name → value (the names of `--param`); empty when not adopted.
+    pub params: BTreeMap<String, f32>,
+    pub took_ms: u64,
 }
 
 /// How many files were left out for one reason, and a few of them.

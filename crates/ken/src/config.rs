@@ -53,6 +53,9 @@ pub struct FileConfig {
     pub context_tokens: Option<usize>,
     /// Query vectors a long-lived engine (`ken serve`, `ken mcp`) remembers (0: none).
     pub query_cache: Option<usize>,
+    /// Learn the ranking from each repository's history at `ken index` and
+    /// search with it (default true; false: the built-in constants).
+    pub learned_ranking: Option<bool>,
     /// Clone and fetch any URL: file://, http://, loopback and private
     /// hosts (default false: https/ssh on public addresses only).
     pub allow_private_urls: Option<bool>,
@@ -333,6 +336,9 @@ pub fn settings(
     }
     if let Some(q) = file.query_cache {
         s.query_cache = q;
+    }
+    if let Some(l) = file.learned_ranking {
+        s.rank.learned = l;
     }
     s.allow_private_urls = env
         .allow_private_urls

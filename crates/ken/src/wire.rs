@@ -679,6 +679,11 @@ pub struct Repo {
     /// before they finish.
     #[serde(default)]
     pub people: PeopleProgress,
+    /// The ranking learned from the repository's history (`ranking` of
+    /// `ken index --json`); absent when none was learned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub ranking: Option<serde_json::Value>,
 }
 
 /// How far history and blame have come.
@@ -726,6 +731,11 @@ impl From<&EngineRepoStatus> for Repo {
                 files_blamed: r.people.files_blamed,
                 files: r.people.files,
             },
+            ranking: r
+                .state
+                .ranking
+                .as_ref()
+                .and_then(|t| serde_json::to_value(t).ok()),
         }
     }
 }
@@ -947,6 +957,10 @@ pub struct IndexRun {
     pub graph: Option<serde_json::Value>,
     #[schema(value_type = Option<Object>)]
     pub people: Option<serde_json::Value>,
+    /// The ranking learned from history this run (absent: not learned again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub ranking: Option<serde_json::Value>,
     pub elapsed_ms: u64,
 }
 
@@ -972,6 +986,7 @@ impl From<&IndexReport> for IndexRun {
             embed: v(serde_json::to_value(&r.embed).ok()),
             graph: v(serde_json::to_value(&r.graph).ok()),
             people: v(serde_json::to_value(&r.people).ok()),
+            ranking: v(serde_json::to_value(&r.ranking).ok()),
             elapsed_ms: r.elapsed_ms,
         }
     }

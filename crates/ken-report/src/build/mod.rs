@@ -221,7 +221,7 @@ pub(crate) fn area_of(path: &str, depth: usize) -> String {
 
 /// Whether a commit message says it fixes something: a word such as fix,
 /// bug, hotfix, crash, regression, revert, or a closing ticket reference.
-pub(crate) fn is_fix_message(message: &str) -> bool {
+pub fn is_fix_message(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
         matches!(

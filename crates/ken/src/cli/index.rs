@@ -105,6 +105,9 @@ fn print_summary(r: &IndexReport, out: &Output) {
         ),
         None => {}
     }
+    if let Some(t) = &r.ranking {
+        outln!("  {}", super::status::ranking_line(t));
+    }
     for w in &r.warnings {
         outln!("  {} {w}", out.yellow("note:"));
     }

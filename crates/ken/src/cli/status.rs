@@ -74,6 +74,9 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
                 }
             );
         }
+        if let Some(t) = &r.state.ranking {
+            outln!("  {}", ranking_line(t));
+        }
         if let Some(src) = &r.state.source {
             outln!("  source: {src}");
         }
@@ -85,4 +88,22 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// What was learned from history, in one line.
+pub fn ranking_line(t: &ken_store::TunedRanking) -> String {
+    let learned: Vec<String> = t.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "ranking: learned from {} past commits ({} answerable, {}): held-out MRR@10 {:.3} with the defaults, {:.3} learned — {}",
+        t.questions,
+        t.answerable,
+        t.mode,
+        t.heldout_default,
+        t.heldout_learned,
+        if t.adopted {
+            format!("in use ({})", learned.join(", "))
+        } else {
+            "not in use (no better than the defaults)".to_string()
+        }
+    )
 }

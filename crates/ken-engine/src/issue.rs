@@ -1,0 +1,487 @@
+//! Reading an issue-style question: a bug report with a title, prose, code
+//! blocks, tracebacks, file paths and module names.
+//!
+//! [`parse`] splits such a question into what each part says; the search
+//! weighs them apart: the title and prose as prose, the identifiers of code
+//! and tracebacks as hints, and the files the report points at (traceback
+//! frames, paths, dotted module names) as a ranked list of their own once
+//! [`resolve`] has mapped them to indexed files.
+
+use std::collections::{HashMap, HashSet};
+
+use ken_core::Language;
+
+/// A place a traceback points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// As written (absolute, relative, with backslashes...).
+    pub path: String,
+    pub line: Option<u32>,
+    /// The function the frame is in, when the format says.
+    pub function: Option<String>,
+}
+
+/// What an issue-style question says, part by part.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IssueQuery {
+    /// The first non-empty line.
+    pub title: String,
+    /// Lines outside code blocks and tracebacks (the title included).
+    pub prose: String,
+    /// Lines of code blocks and tracebacks.
+    pub code: String,
+    /// Traceback frames, innermost first.
+    pub frames: Vec<Frame>,
+    /// Other file paths named anywhere, in order of appearance.
+    pub paths: Vec<String>,
+    /// Dotted module names (`sympy.core.basic`), from imports and prose.
+    pub modules: Vec<String>,
+    /// Error lines (`ValueError: Invalid IPv6 URL`).
+    pub errors: Vec<String>,
+}
+
+/// A question long enough to be read as an issue: several lines, or a code
+/// block, or more than `words` words. Shorter ones are left as they are.
+pub fn is_issue(query: &str, words: usize) -> bool {
+    let lines = query.lines().filter(|l| !l.trim().is_empty()).count();
+    lines >= 3 || query.contains("```") || query.split_whitespace().count() > words
+}
+
+/// Split an issue into its parts.
+pub fn parse(query: &str) -> IssueQuery {
+    let mut out = IssueQuery::default();
+    let mut prose: Vec<&str> = Vec::new();
+    let mut code: Vec<&str> = Vec::new();
+    let mut in_fence = false;
+    let mut in_traceback = false;
+    // Python frames are written outermost first: collected, then reversed
+    let mut python_frames: Vec<Frame> = Vec::new();
+    let mut other_frames: Vec<Frame> = Vec::new();
+    for line in query.lines() {
+        let t = line.trim();
+        if out.title.is_empty() && !t.is_empty() {
+            out.title = t.to_string();
+        }
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if t.starts_with("Traceback (most recent call last)") {
+            in_traceback = true;
+            code.push(line);
+            continue;
+        }
+        if let Some(f) = python_frame(t) {
+            python_frames.push(f);
+            code.push(line);
+            continue;
+        }
+        if let Some(f) = stack_frame(t) {
+            other_frames.push(f);
+            code.push(line);
+            continue;
+        }
+        if let Some(e) = error_line(t) {
+            out.errors.push(e.to_string());
+            in_traceback = false;
+        }
+        let codeish = in_fence
+            || in_traceback
+            || line.starts_with("    ")
+            || line.starts_with('\t')
+            || t.starts_with(">>>")
+            || t.starts_with("...")
+            || t.starts_with("$ ")
+            || t.starts_with("In [")
+            || t.starts_with("Out[");
+        if codeish {
+            code.push(line);
+        } else {
+            prose.push(line);
+        }
+        collect_modules(t, &mut out.modules);
+        for p in path_tokens(t) {
+            if !out.paths.contains(&p) {
+                out.paths.push(p);
+            }
+        }
+    }
+    python_frames.reverse();
+    out.frames = python_frames;
+    out.frames.extend(other_frames);
+    let framed: HashSet<&str> = out.frames.iter().map(|f| f.path.as_str()).collect();
+    out.paths.retain(|p| !framed.contains(p.as_str()));
+    out.prose = prose.join("\n");
+    out.code = code.join("\n");
+    out
+}
+
+/// `File "path", line 12, in name` (Python tracebacks).
+fn python_frame(t: &str) -> Option<Frame> {
+    let rest = t.strip_prefix("File \"")?;
+    let (path, rest) = rest.split_once('"')?;
+    let rest = rest.trim_start_matches(',').trim();
+    let line = rest
+        .strip_prefix("line ")
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok());
+    let function = rest
+        .split_once(", in ")
+        .map(|(_, f)| f.trim().to_string())
+        .filter(|f| !f.is_empty() && !f.starts_with('<'));
+    Some(Frame {
+        path: path.to_string(),
+        line,
+        function,
+    })
+}
+
+/// Frames of the other common formats, innermost first as they are written:
+/// `at name (path:12:5)` (JavaScript, Java's `at a.b.C.m(C.java:12)`),
+/// `at path:12:5` (Rust backtraces), `path.py:12: in name` (pytest).
+fn stack_frame(t: &str) -> Option<Frame> {
+    if let Some(rest) = t.strip_prefix("at ") {
+        let (function, loc) = match rest.rsplit_once('(') {
+            Some((f, loc)) => (Some(f.trim().to_string()), loc.trim_end_matches(')')),
+            None => (None, rest),
+        };
+        let (path, line) = split_location(loc)?;
+        return Some(Frame {
+            path,
+            line,
+            function: function.filter(|f| !f.is_empty()),
+        });
+    }
+    // pytest: `src/_pytest/python.py:1234: in name` or `…: ValueError`
+    let (loc, rest) = t.split_once(": ")?;
+    let (path, line) = split_location(loc)?;
+    line?;
+    let function = rest
+        .strip_prefix("in ")
+        .map(|f| f.trim().to_string())
+        .filter(|f| !f.is_empty());
+    Some(Frame {
+        path,
+        line,
+        function,
+    })
+}
+
+/// `path:12:5`, `path:12` or `path` with a source file's extension.
+fn split_location(loc: &str) -> Option<(String, Option<u32>)> {
+    let mut parts = loc.split(':');
+    let mut path = parts.next()?.to_string();
+    // a Windows drive letter (`C:\x\y.py:12`)
+    if path.len() == 1 && loc.len() > 2 {
+        path = format!("{path}:{}", parts.next()?);
+    }
+    let line = parts.next().and_then(|n| n.trim().parse().ok());
+    is_source_path(&path).then_some((path, line))
+}
+
+/// A file name with the extension of a language Kenning reads as code.
+fn is_source_path(p: &str) -> bool {
+    let p = p.trim();
+    !p.is_empty()
+        && !p.contains(char::is_whitespace)
+        && p.rsplit_once('.').is_some_and(|(stem, _)| !stem.is_empty())
+        && Language::from_path(&p.replace('\\', "/")).is_code()
+}
+
+/// An exception line: `ValueError: message`, `error[E0308]: message`,
+/// `E   TypeError: message` (pytest).
+fn error_line(t: &str) -> Option<&str> {
+    let t = t.strip_prefix("E ").map(str::trim).unwrap_or(t);
+    let (head, _) = t.split_once(':')?;
+    let name = head.rsplit('.').next().unwrap_or(head);
+    let named =
+        (name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Warning"))
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            || head.starts_with("error[")
+            || head == "panicked at";
+    named.then_some(t)
+}
+
+/// Tokens that are paths of source files (`django/forms/fields.py`, `a.rs:12`).
+fn path_tokens(t: &str) -> Vec<String> {
+    t.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '`' | '"' | '\'' | '(' | ')' | ',' | '[' | ']' | '<' | '>'
+            )
+    })
+    .filter_map(|tok| {
+        let tok = tok.trim_end_matches(['.', ':', ';']);
+        let (path, _) = split_location(tok)?;
+        // a dotted name (`np.ndarray`) is not a path unless it has a slash
+        // or a real extension right after its stem
+        (path.contains('/') || path.contains('\\') || path.matches('.').count() == 1)
+            .then_some(path)
+    })
+    .collect()
+}
+
+/// Dotted module names: `from a.b import c`, `import a.b`, `a.b.c` in prose.
+fn collect_modules(t: &str, out: &mut Vec<String>) {
+    let mut push = |m: &str| {
+        let m = m.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+        if m.split('.').count() >= 2
+            && m.split('.')
+                .all(|s| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            && !out.iter().any(|x| x == m)
+        {
+            out.push(m.to_string());
+        }
+    };
+    if let Some(rest) = t.strip_prefix("from ")
+        && let Some((module, _)) = rest.split_once(" import ")
+    {
+        push(module.trim());
+        return;
+    }
+    if let Some(rest) = t.strip_prefix("import ") {
+        for m in rest.split(',') {
+            push(m.split(" as ").next().unwrap_or(m).trim());
+        }
+        return;
+    }
+    for tok in
+        t.split(|c: char| c.is_whitespace() || matches!(c, '`' | '(' | ')' | ',' | '\'' | '"'))
+    {
+        if tok.contains('/') || is_source_path(tok.trim_end_matches(['.', ':'])) {
+            continue;
+        }
+        push(tok.trim_end_matches(['.', ':']));
+    }
+}
+
+/// Indexed files, looked up by the trailing components of a path.
+pub struct FileFinder {
+    by_name: HashMap<String, Vec<String>>,
+}
+
+impl FileFinder {
+    pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut by_name: HashMap<String, Vec<String>> = HashMap::new();
+        for p in paths {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            by_name
+                .entry(name.to_string())
+                .or_default()
+                .push(p.to_string());
+        }
+        FileFinder { by_name }
+    }
+
+    /// The indexed files a written path most likely means: those sharing the
+    /// most trailing components with it (an absolute prefix, a virtualenv's
+    /// `site-packages/` or a checkout directory do not matter). A bare file
+    /// name shared by more than `max_ambiguous` files means nothing.
+    pub fn find(&self, written: &str, max_ambiguous: usize) -> Vec<String> {
+        let norm = written.replace('\\', "/");
+        let parts: Vec<&str> = norm
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .collect();
+        let Some(name) = parts.last() else {
+            return Vec::new();
+        };
+        let Some(cands) = self.by_name.get(*name) else {
+            return Vec::new();
+        };
+        let shared = |p: &str| {
+            p.rsplit('/')
+                .zip(parts.iter().rev())
+                .take_while(|(a, b)| a == *b)
+                .count()
+        };
+        let best = cands.iter().map(|c| shared(c)).max().unwrap_or(0);
+        let found: Vec<String> = cands
+            .iter()
+            .filter(|c| shared(c) == best)
+            .cloned()
+            .collect();
+        if best <= 1 && found.len() > max_ambiguous {
+            return Vec::new();
+        }
+        found
+    }
+
+    /// The file a dotted module name means (`a.b.c` → `a/b/c.py`,
+    /// `a/b/c/__init__.py`, or the longest prefix that is a module: the
+    /// rest names something inside it).
+    pub fn find_module(&self, module: &str) -> Vec<String> {
+        let parts: Vec<&str> = module.split('.').collect();
+        for n in (2..=parts.len()).rev() {
+            let stem = parts[..n].join("/");
+            for candidate in [format!("{stem}.py"), format!("{stem}/__init__.py")] {
+                let found = self.find(&candidate, 0);
+                // only a match of the whole dotted prefix counts
+                let whole: Vec<String> = found
+                    .into_iter()
+                    .filter(|f| f.ends_with(&candidate))
+                    .collect();
+                if !whole.is_empty() {
+                    return whole;
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
+/// The indexed files an issue points at, most telling first: traceback
+/// frames innermost first, then paths named, then modules; each once.
+pub fn resolve(issue: &IssueQuery, finder: &FileFinder) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |found: Vec<String>| {
+        for f in found {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    };
+    for f in &issue.frames {
+        add(finder.find(&f.path, 1));
+    }
+    for p in &issue.paths {
+        add(finder.find(p, 3));
+    }
+    for m in &issue.modules {
+        add(finder.find_module(m));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DJANGO: &str = "URLField throws ValueError instead of ValidationError on clean\nDescription\n\t\nforms.URLField( ).clean('////]@N.AN')\nresults in:\n\tValueError: Invalid IPv6 URL\n\tTraceback (most recent call last):\n\t File \"basic_fuzzer.py\", line 22, in TestOneInput\n\t File \"fuzzers.py\", line 350, in test_forms_URLField\n\t File \"django/forms/fields.py\", line 151, in clean\n\t File \"django/forms/fields.py\", line 136, in run_validators\n\t File \"django/core/validators.py\", line 130, in __call__\n\t File \"urllib/parse.py\", line 440, in urlsplit\n";
+
+    #[test]
+    fn python_tracebacks_give_frames_innermost_first() {
+        let q = parse(DJANGO);
+        assert_eq!(
+            q.title,
+            "URLField throws ValueError instead of ValidationError on clean"
+        );
+        let paths: Vec<&str> = q.frames.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "urllib/parse.py",
+                "django/core/validators.py",
+                "django/forms/fields.py",
+                "django/forms/fields.py",
+                "fuzzers.py",
+                "basic_fuzzer.py"
+            ]
+        );
+        assert_eq!(q.frames[1].line, Some(130));
+        assert_eq!(q.frames[1].function.as_deref(), Some("__call__"));
+        assert_eq!(q.errors, ["ValueError: Invalid IPv6 URL"]);
+        assert!(q.prose.contains("URLField throws"));
+        assert!(!q.prose.contains("run_validators"));
+        assert!(q.code.contains("run_validators"));
+    }
+
+    #[test]
+    fn frames_map_to_indexed_files_whatever_their_prefix() {
+        let finder = FileFinder::new([
+            "django/core/validators.py",
+            "django/forms/fields.py",
+            "django/db/models/fields/__init__.py",
+            "tests/forms_tests/fields.py",
+        ]);
+        let q = parse(DJANGO);
+        assert_eq!(
+            resolve(&q, &finder),
+            ["django/core/validators.py", "django/forms/fields.py"]
+        );
+        assert_eq!(
+            finder.find("/usr/lib/python3.9/site-packages/django/forms/fields.py", 1),
+            ["django/forms/fields.py"]
+        );
+        assert_eq!(
+            finder.find("C:\\work\\django\\core\\validators.py", 1),
+            ["django/core/validators.py"]
+        );
+        // a bare name shared by two files is ambiguous at 1, not at 3
+        assert!(finder.find("fields.py", 1).is_empty());
+        assert_eq!(finder.find("fields.py", 3).len(), 2);
+        assert!(finder.find("nothing.py", 3).is_empty());
+    }
+
+    #[test]
+    fn modules_resolve_by_their_longest_prefix() {
+        let finder = FileFinder::new([
+            "sympy/core/basic.py",
+            "sympy/physics/units/__init__.py",
+            "lib/sympy/other.py",
+        ]);
+        assert_eq!(
+            finder.find_module("sympy.core.basic"),
+            ["sympy/core/basic.py"]
+        );
+        assert_eq!(
+            finder.find_module("sympy.core.basic.Basic.subs"),
+            ["sympy/core/basic.py"]
+        );
+        assert_eq!(
+            finder.find_module("sympy.physics.units"),
+            ["sympy/physics/units/__init__.py"]
+        );
+        assert_eq!(finder.find_module("sympy.other"), ["lib/sympy/other.py"]);
+        assert!(finder.find_module("numpy.linalg").is_empty());
+        let q = parse(
+            "Bug\n```python\nfrom sympy.physics.units import meter\nimport numpy as np, sympy.core.basic\n```\nsee sympy.core.basic.Basic too",
+        );
+        assert_eq!(
+            q.modules,
+            [
+                "sympy.physics.units",
+                "numpy",
+                "sympy.core.basic",
+                "sympy.core.basic.Basic"
+            ]
+            .into_iter()
+            .filter(|m| m.contains('.'))
+            .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn other_stack_formats_and_paths() {
+        let q = parse(
+            "crash\nthread 'main' panicked at src/lib.rs:10:5\n   at parse (/home/u/app/lib/router/index.js:12:7)\n   at Object.<anonymous> (/home/u/app/index.js:3:1)\nsrc/_pytest/python.py:1234: in pytest_pyfunc_call\nsee `crates/core/flags.rs` and setup.cfg",
+        );
+        let frames: Vec<(&str, Option<u32>)> =
+            q.frames.iter().map(|f| (f.path.as_str(), f.line)).collect();
+        assert_eq!(
+            frames,
+            [
+                ("/home/u/app/lib/router/index.js", Some(12)),
+                ("/home/u/app/index.js", Some(3)),
+                ("src/_pytest/python.py", Some(1234)),
+            ]
+        );
+        assert_eq!(q.frames[0].function.as_deref(), Some("parse"));
+        assert_eq!(q.frames[2].function.as_deref(), Some("pytest_pyfunc_call"));
+        assert!(q.paths.contains(&"src/lib.rs".to_string()));
+        assert!(q.paths.contains(&"crates/core/flags.rs".to_string()));
+        // not code, not a path
+        assert!(!q.paths.iter().any(|p| p.contains("setup.cfg")));
+        // dotted names are not paths
+        let q = parse("np.ndarray breaks x.py and xr.Dataset.to_dict");
+        assert_eq!(q.paths, ["x.py"]);
+    }
+
+    #[test]
+    fn short_questions_are_not_issues() {
+        assert!(!is_issue("how is the session token refreshed?", 30));
+        assert!(is_issue("a\nb\nc", 30));
+        assert!(is_issue("see ```x```", 30));
+    }
+}

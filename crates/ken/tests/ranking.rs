@@ -1,0 +1,166 @@
+//! Ranking that adapts: issue-style questions (tracebacks, paths, module
+//! names) and the fusion learned from the repository's own history.
+
+mod common;
+
+use common::*;
+
+/// A small shop: pricing, invoices, a CLI, docs and tests.
+fn shop(r: &Repo) {
+    r.write(
+        "shop/pricing.py",
+        "\"\"\"Prices.\"\"\"\n\n\ndef apply_discount(price, percent):\n    return price - price * percent / 100\n\n\ndef round_price(price):\n    return round(price, 2)\n",
+    );
+    r.write(
+        "shop/invoice.py",
+        "\"\"\"Invoices: totals of discounted lines.\"\"\"\n\nfrom shop.pricing import apply_discount\n\n\nclass Invoice:\n    \"\"\"An invoice with a discount on every line.\"\"\"\n\n    def total(self, lines, discount):\n        \"\"\"The total after the discount (the discount is a percent).\"\"\"\n        return sum(apply_discount(p, discount) for p in lines)\n",
+    );
+    r.write(
+        "shop/cli.py",
+        "\"\"\"Command line.\"\"\"\n\nimport sys\n\n\ndef main(argv):\n    print(\"shop\", argv)\n    return 0\n",
+    );
+    r.write(
+        "docs/discounts.md",
+        "# Discounts\n\nA discount is a percent taken off each invoice line's price.\n",
+    );
+    r.write(
+        "tests/test_invoice.py",
+        "from shop.invoice import Invoice\n\n\ndef test_total_with_discount():\n    assert Invoice().total([100], 10) == 90\n",
+    );
+}
+
+const ISSUE: &str = "Invoice total is wrong with a discount over 100\n\n\
+When the discount is more than 100 percent the invoice total goes negative:\n\n\
+```python\nfrom shop.invoice import Invoice\nInvoice().total([10], 150)\n```\n\n\
+Traceback (most recent call last):\n\
+  File \"/home/me/venv/lib/python3.11/site-packages/shop/invoice.py\", line 11, in total\n\
+  File \"/home/me/venv/lib/python3.11/site-packages/shop/pricing.py\", line 5, in apply_discount\n\
+ValueError: negative price\n";
+
+#[test]
+fn an_issue_points_at_the_files_of_its_traceback() {
+    let r = Repo::new();
+    shop(&r);
+    r.commit("initial");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let v = ken.search(&[ISSUE, "--files"]);
+    let files = paths(&v);
+    // the innermost frame first, then the frame that called it; the
+    // virtualenv prefix does not matter
+    assert_eq!(files[..2], ["shop/pricing.py", "shop/invoice.py"], "{v}");
+    let top = &v["results"][0];
+    assert_eq!(top["signals"]["mention"]["rank"], 1, "{top}");
+    // `Invoice` is context in a bug report, not the answer: nothing pinned
+    assert!(
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["pinned"] == false),
+        "{v}"
+    );
+    // the same words without the traceback: no file is pointed at
+    let plain = ken.search(&["invoice total is wrong with a discount", "--files"]);
+    assert!(
+        plain["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["signals"].get("mention").is_none()),
+        "{plain}"
+    );
+}
+
+/// A history of `n` commits, each a fix or a feature in one source file
+/// with a message that describes it.
+fn history(r: &Repo, n: usize) {
+    let topics = [
+        ("shop/pricing.py", "discount rounding for prices"),
+        ("shop/invoice.py", "invoice totals with discounts"),
+        ("shop/cli.py", "command line arguments parsing"),
+    ];
+    for i in 0..n {
+        let (path, words) = topics[i % topics.len()];
+        let old = std::fs::read_to_string(r.path().join(path)).unwrap();
+        r.write(path, format!("{old}\n\n# change {i}: {words}\n"));
+        let verb = if i % 2 == 0 { "fix" } else { "improve" };
+        r.commit_as(
+            "Dev",
+            "dev@example.com",
+            &format!("2024-02-{:02}T{:02}:00:00", 1 + i / 2, 10 + i % 2),
+            &format!("{verb} {words} (step {i})"),
+        );
+    }
+}
+
+#[test]
+fn the_ranking_is_learned_from_history_shown_and_can_be_switched_off() {
+    let r = Repo::new();
+    shop(&r);
+    r.commit("initial");
+    history(&r, 45);
+    let ken = Ken::new();
+    let report = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let t = &report["ranking"];
+    assert!(t["questions"].as_u64().unwrap() >= 20, "{report}");
+    assert_eq!(t["mode"], "lexical");
+    for key in [
+        "mrr_default",
+        "mrr_learned",
+        "heldout_default",
+        "heldout_learned",
+    ] {
+        let x = t[key].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&x), "{key}: {t}");
+    }
+    // adopted exactly when it did no worse on the questions it did not see
+    let adopted = t["adopted"].as_bool().unwrap();
+    assert_eq!(
+        adopted,
+        t["heldout_learned"].as_f64() >= t["heldout_default"].as_f64(),
+        "{t}"
+    );
+    assert_eq!(adopted, !t["params"].as_object().unwrap().is_empty(), "{t}");
+    // kept with the index, shown by status
+    let status = ken.json(&["status", "--json"]);
+    assert_eq!(status["repos"][0]["ranking"], *t, "{status}");
+    let text = stdout(&ken.run(&["status"]));
+    assert!(text.contains("ranking: learned from"), "{text}");
+    // nothing new in history: not learned again
+    let again = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    assert!(again.get("ranking").is_none(), "{again}");
+
+    // the same history learns the same thing
+    let other = Ken::new();
+    let report2 = other.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let mut a = t.clone();
+    let mut b = report2["ranking"].clone();
+    for v in [&mut a, &mut b] {
+        v.as_object_mut().unwrap().remove("took_ms");
+    }
+    assert_eq!(a, b);
+
+    // switched off in the configuration: nothing is learned
+    let off = Ken::new();
+    std::fs::write(
+        off.home.path().join("config.toml"),
+        "learned_ranking = false\n",
+    )
+    .unwrap();
+    let report3 = off.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    assert!(report3.get("ranking").is_none(), "{report3}");
+}
+
+#[test]
+fn a_short_history_learns_nothing() {
+    let r = Repo::new();
+    shop(&r);
+    r.commit("initial");
+    history(&r, 5);
+    let ken = Ken::new();
+    let report = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    assert!(report.get("ranking").is_none(), "{report}");
+    let status = ken.json(&["status", "--json"]);
+    assert!(status["repos"][0].get("ranking").is_none(), "{status}");
+}
