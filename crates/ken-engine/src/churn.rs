@@ -13,6 +13,21 @@ use crate::Result;
 pub struct FileChurn {
     changes: HashMap<String, Vec<i64>>,
     fixes: HashMap<String, Vec<i64>>,
+    /// The time "now" is for recent changes when no time is given: the
+    /// newest commit read.
+    newest: i64,
+}
+
+/// Changes within this many seconds before the question count as recent.
+pub const RECENT_SECS: i64 = 365 * 86_400;
+
+/// What history says of one file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub changes: u32,
+    pub fixes: u32,
+    /// Changes in the year before.
+    pub recent: u32,
 }
 
 impl FileChurn {
@@ -33,6 +48,7 @@ impl FileChurn {
             let Some(&(time, fix)) = commits.get(&sha) else {
                 continue;
             };
+            out.newest = out.newest.max(time);
             out.changes.entry(path.clone()).or_default().push(time);
             if fix {
                 out.fixes.entry(path).or_default().push(time);
@@ -44,21 +60,29 @@ impl FileChurn {
         Ok(out)
     }
 
-    /// Changes and fixes of `path` before `before` (None: all of them).
-    pub fn counts(&self, path: &str, before: Option<i64>) -> (u32, u32) {
-        let count = |m: &HashMap<String, Vec<i64>>| {
-            m.get(path).map_or(0, |v| match before {
+    /// What history says of `path` before `before` (None: all of it, and
+    /// "recent" counted back from the newest commit).
+    pub fn counts(&self, path: &str, before: Option<i64>) -> Counts {
+        let count = |m: &HashMap<String, Vec<i64>>, t: Option<i64>| {
+            m.get(path).map_or(0, |v| match t {
                 None => v.len(),
                 Some(t) => v.partition_point(|x| *x < t),
             }) as u32
         };
-        (count(&self.changes), count(&self.fixes))
+        let changes = count(&self.changes, before);
+        let from = before.unwrap_or(self.newest + 1) - RECENT_SECS;
+        Counts {
+            changes,
+            fixes: count(&self.fixes, before),
+            recent: changes - count(&self.changes, Some(from)).min(changes),
+        }
     }
 
     #[cfg(test)]
     pub(crate) fn from_parts(changes: &[(&str, i64, bool)]) -> FileChurn {
         let mut out = FileChurn::default();
         for (path, time, fix) in changes {
+            out.newest = out.newest.max(*time);
             out.changes.entry(path.to_string()).or_default().push(*time);
             if *fix {
                 out.fixes.entry(path.to_string()).or_default().push(*time);
@@ -77,16 +101,24 @@ mod tests {
 
     #[test]
     fn counts_follow_time() {
+        let y = RECENT_SECS;
         let c = FileChurn::from_parts(&[
             ("a", 10, false),
-            ("a", 20, true),
-            ("a", 30, true),
+            ("a", 20 + y, true),
+            ("a", 30 + y, true),
             ("b", 5, false),
         ]);
-        assert_eq!(c.counts("a", None), (3, 2));
-        assert_eq!(c.counts("a", Some(20)), (1, 0));
-        assert_eq!(c.counts("a", Some(21)), (2, 1));
-        assert_eq!(c.counts("b", None), (1, 0));
-        assert_eq!(c.counts("nothing", None), (0, 0));
+        let n = |changes, fixes, recent| Counts {
+            changes,
+            fixes,
+            recent,
+        };
+        // recent: within a year of the newest commit (30 + y)
+        assert_eq!(c.counts("a", None), n(3, 2, 2));
+        assert_eq!(c.counts("a", Some(20 + y)), n(1, 0, 0));
+        assert_eq!(c.counts("a", Some(21 + y)), n(2, 1, 1));
+        assert_eq!(c.counts("a", Some(11 + y / 2)), n(1, 0, 1));
+        assert_eq!(c.counts("b", None), n(1, 0, 0));
+        assert_eq!(c.counts("nothing", None), n(0, 0, 0));
     }
 }

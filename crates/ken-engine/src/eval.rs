@@ -148,6 +148,11 @@ pub struct WhoMetrics {
     pub repo_top_authors: WhoScores,
     /// The most active authors of the gold files (an oracle that knows the files).
     pub gold_file_authors: WhoScores,
+    /// Queries whose author has a commit at or before the indexed commit:
+    /// the only ones any method could answer.
+    pub answerable: usize,
+    /// The three methods on those queries only.
+    pub on_answerable: Option<Box<WhoMetrics>>,
 }
 
 fn who_scores(ranks: &[Option<usize>]) -> WhoScores {
@@ -237,7 +242,7 @@ pub fn eval(
     }
     let mut outcomes: Vec<QueryOutcome> = Vec::new();
     let mut failed: Vec<FailedStep> = Vec::new();
-    let mut who_ranks: BTreeMap<String, Vec<[Option<usize>; 3]>> = BTreeMap::new();
+    let mut who_ranks: BTreeMap<String, Vec<WhoRanks>> = BTreeMap::new();
     for (repo, mut qs) in by_repo {
         if let Some(n) = opts.max_queries {
             qs.truncate(n);
@@ -328,7 +333,7 @@ pub fn eval(
                 None => None,
             };
             let rank = settings.rank.for_repo(&store.state()?);
-            let churn = if rank.w_churn != 0.0 || rank.w_fixes != 0.0 {
+            let churn = if rank.uses_history() {
                 Some(crate::repo::load_churn(store)?)
             } else {
                 None
@@ -386,7 +391,7 @@ pub fn eval(
     let unhinted: Vec<&QueryOutcome> = outcomes.iter().filter(|o| !o.hinted).collect();
     let has_hint_fields = unhinted.len() < outcomes.len();
     let mut who = BTreeMap::new();
-    let mut every: Vec<[Option<usize>; 3]> = Vec::new();
+    let mut every: Vec<WhoRanks> = Vec::new();
     for (repo, ranks) in &who_ranks {
         every.extend(ranks.iter().copied());
         who.insert(repo.clone(), who_metrics(ranks));
@@ -643,14 +648,29 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-fn who_metrics(ranks: &[[Option<usize>; 3]]) -> WhoMetrics {
-    let col = |i: usize| ranks.iter().map(|r| r[i]).collect::<Vec<_>>();
+fn who_metrics(ranks: &[WhoRanks]) -> WhoMetrics {
+    let col = |rs: &[&WhoRanks], i: usize| rs.iter().map(|r| r.ranks[i]).collect::<Vec<_>>();
+    let all: Vec<&WhoRanks> = ranks.iter().collect();
+    let answerable: Vec<&WhoRanks> = ranks.iter().filter(|r| r.answerable).collect();
+    let of = |rs: &[&WhoRanks]| WhoMetrics {
+        queries: rs.len(),
+        ken_who: who_scores(&col(rs, 0)),
+        repo_top_authors: who_scores(&col(rs, 1)),
+        gold_file_authors: who_scores(&col(rs, 2)),
+        answerable: rs.iter().filter(|r| r.answerable).count(),
+        on_answerable: None,
+    };
     WhoMetrics {
-        queries: ranks.len(),
-        ken_who: who_scores(&col(0)),
-        repo_top_authors: who_scores(&col(1)),
-        gold_file_authors: who_scores(&col(2)),
+        on_answerable: Some(Box::new(of(&answerable))),
+        ..of(&all)
     }
+}
+
+/// The true author's rank by each method, and whether they could be found.
+#[derive(Debug, Clone, Copy)]
+struct WhoRanks {
+    ranks: [Option<usize>; 3],
+    answerable: bool,
 }
 
 /// The true author's rank in `ken who`, among the repository's most active
@@ -660,7 +680,7 @@ fn who_query(
     ids: &ken_source::Identities,
     q: &EvalQuery,
     env: SearchEnv<'_>,
-) -> Result<Option<[Option<usize>; 3]>> {
+) -> Result<Option<WhoRanks>> {
     let (Some(name), Some(email)) = (&q.author_name, &q.author_email) else {
         return Ok(None);
     };
@@ -687,16 +707,19 @@ fn who_query(
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v.into_iter().take(10).map(|(id, _)| id).collect()
     };
-    let repo_top = by_count(store.all_commits()?);
+    let history = store.all_commits()?;
+    let answerable = history.iter().any(|c| {
+        c.committer_time <= now && ids.resolve(&c.author_name, &c.author_email).id == truth
+    });
+    let repo_top = by_count(history);
     let touching: Vec<String> = store
         .commits_touching(&q.gold_files)?
         .into_iter()
         .map(|(s, _)| s)
         .collect();
     let gold_top = by_count(store.commits(&touching, false)?.into_values().collect());
-    Ok(Some([
-        rank_of(&ken),
-        rank_of(&repo_top),
-        rank_of(&gold_top),
-    ]))
+    Ok(Some(WhoRanks {
+        ranks: [rank_of(&ken), rank_of(&repo_top), rank_of(&gold_top)],
+        answerable,
+    }))
 }

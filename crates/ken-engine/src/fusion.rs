@@ -29,6 +29,8 @@ pub struct FileRow {
     /// Commits that changed the file, and those of them that were fixes.
     pub changes: u32,
     pub fixes: u32,
+    /// Commits that changed it in the year before.
+    pub recent: u32,
 }
 
 /// The constants of file fusion, taken from [`RankParams`].
@@ -41,6 +43,7 @@ pub struct FileWeights {
     pub w_pagerank: f32,
     pub w_churn: f32,
     pub w_fixes: f32,
+    pub w_recent: f32,
 }
 
 impl FileWeights {
@@ -62,6 +65,7 @@ impl FileWeights {
             w_pagerank: p.w_pagerank,
             w_churn: p.w_churn,
             w_fixes: p.w_fixes,
+            w_recent: p.w_recent,
         }
     }
 }
@@ -90,6 +94,9 @@ pub fn file_score(row: &FileRow, w: &FileWeights) -> f32 {
     }
     if w.w_fixes != 0.0 {
         s *= (1.0 + (row.fixes as f32).ln_1p()).powf(w.w_fixes);
+    }
+    if w.w_recent != 0.0 {
+        s *= (1.0 + (row.recent as f32).ln_1p()).powf(w.w_recent);
     }
     s
 }
@@ -154,6 +161,7 @@ mod tests {
             pinned: None,
             changes: 0,
             fixes: 0,
+            recent: 0,
         }
     }
 

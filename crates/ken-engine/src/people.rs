@@ -327,12 +327,21 @@ fn recency(now: i64, when: i64) -> f32 {
     (0.5f64).powf(days / HALF_LIFE_DAYS) as f32
 }
 
+/// Commits that addressed something like a question, each with its weight:
+/// its match relative to the best one, times how much one similar past
+/// commit (at full match, made today) counts against a whole target's lines
+/// (`RankParams::w_who_similar`).
+pub type SimilarCommits = [(String, f32)];
+
 /// Rank the people who know `targets`: recency-weighted line ownership,
-/// plus their commits that touched the targets' files. Bots are left out.
+/// plus their commits that touched the targets' files, plus the commits
+/// that addressed similar questions before (`similar`, recency-weighted).
+/// Bots are left out.
 pub fn rank_people(
     store: &dyn HistoryStore,
     ids: &Identities,
     targets: &[Target],
+    similar: &SimilarCommits,
     now: i64,
     limit: usize,
 ) -> Result<Vec<WhoPerson>> {
@@ -380,6 +389,28 @@ pub fn rank_people(
         }
         let w = file_weight.get(path.as_str()).copied().unwrap_or(0.0);
         *score.entry(p.id.clone()).or_default() += 0.1 * w * recency(now, c.author_time);
+        who.entry(p.id.clone()).or_insert(p);
+    }
+    // who addressed similar questions before
+    let shas: Vec<String> = similar.iter().map(|(s, _)| s.clone()).collect();
+    let found = store.commits(&shas, true)?;
+    for (sha, weight) in similar {
+        let Some(c) = found.get(sha) else { continue };
+        if c.committer_time > now {
+            continue;
+        }
+        let p = ids.resolve(&c.author_name, &c.author_email);
+        if p.is_bot {
+            continue;
+        }
+        *score.entry(p.id.clone()).or_default() += weight * recency(now, c.author_time);
+        evidence.entry(p.id.clone()).or_default().push(Evidence {
+            path: c.files.first().map(|f| f.0.clone()).unwrap_or_default(),
+            symbol: None,
+            share: 0.0,
+            last_commit: Some(sha.clone()),
+            when: Some(c.author_time),
+        });
         who.entry(p.id.clone()).or_insert(p);
     }
     let mut ranked: Vec<(String, f32)> = score.into_iter().collect();

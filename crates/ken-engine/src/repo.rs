@@ -133,7 +133,7 @@ impl OpenRepo {
     /// File history for the churn and fix priors, loaded on first use and
     /// only when `rank` weighs them.
     pub fn churn(&self, rank: &RankParams) -> Result<Option<Arc<FileChurn>>> {
-        if rank.w_churn == 0.0 && rank.w_fixes == 0.0 {
+        if !rank.uses_history() {
             return Ok(None);
         }
         if let Some(c) = self.churn.get() {

@@ -78,6 +78,13 @@ pub struct RankParams {
     pub w_churn: f32,
     /// Exponent of the file prior (1 + ln(1 + fix commits that changed it)) (0: off).
     pub w_fixes: f32,
+    /// Exponent of the file prior (1 + ln(1 + commits that changed it in the
+    /// year before)) (0: off).
+    pub w_recent: f32,
+    /// `ken who` for a question: how much one past commit that matches it
+    /// (at full match, made today) counts against a whole target's lines
+    /// (0: off).
+    pub w_who_similar: f32,
     /// Learn the fusion from each repository's history at index time and
     /// search with what was learned (tune.rs); off: these constants only.
     pub learned: bool,
@@ -113,6 +120,8 @@ impl Default for RankParams {
             issue_title: 1,
             w_churn: 0.0,
             w_fixes: 0.0,
+            w_recent: 0.0,
+            w_who_similar: 1.0,
             learned: true,
             fields: FieldWeights::default(),
         }
@@ -149,6 +158,8 @@ impl RankParams {
             "learned" => self.learned = v != 0.0,
             "w_churn" => self.w_churn = v,
             "w_fixes" => self.w_fixes = v,
+            "w_recent" => self.w_recent = v,
+            "w_who_similar" => self.w_who_similar = v,
             "f_body" => self.fields.body = v,
             "f_symbol" => self.fields.symbol = v,
             "f_path" => self.fields.path = v,
@@ -174,6 +185,11 @@ impl RankParams {
             }
         }
         p
+    }
+
+    /// Some file prior needs the file history ([`crate::churn::FileChurn`]).
+    pub fn uses_history(&self) -> bool {
+        self.w_churn != 0.0 || self.w_fixes != 0.0 || self.w_recent != 0.0
     }
 
     /// Set one constant from `KEY=VALUE`.
@@ -852,6 +868,7 @@ fn rows_of(
                 pinned: None,
                 changes: 0,
                 fixes: 0,
+                recent: 0,
             });
             rows.len() - 1
         });
@@ -867,7 +884,8 @@ fn rows_of(
     for row in rows.iter_mut() {
         row.ranks[0] = file_rank.get(&row.path).map(|(r, _)| *r as u32);
         if let Some(c) = churn {
-            (row.changes, row.fixes) = c.counts(&row.path, None);
+            let n = c.counts(&row.path, None);
+            (row.changes, row.fixes, row.recent) = (n.changes, n.fixes, n.recent);
         }
     }
     for (slot, signal) in fusion::SIGNALS.iter().enumerate().skip(1) {

@@ -26,9 +26,6 @@ use crate::search::{self, Mode, RankParams, SearchEnv, SearchRequest};
 pub struct TuneOptions {
     /// Most questions (commits) to learn from.
     pub max_queries: usize,
-    /// Weight of the defaults, in questions: with `n` questions the fit
-    /// moves `n / (n + prior)` of the way from the defaults.
-    pub prior: f64,
     /// Fewer usable questions than this: nothing is learned.
     pub min_queries: usize,
 }
@@ -37,11 +34,15 @@ impl Default for TuneOptions {
     fn default() -> Self {
         TuneOptions {
             max_queries: 150,
-            prior: 50.0,
             min_queries: 20,
         }
     }
 }
+
+/// Weights of the defaults tried, in questions: with `n` questions a fit
+/// moves `n / (n + prior)` of the way from the defaults. The one that does
+/// best on held-out questions is used (ties: the most cautious).
+const PRIORS: &[f64] = &[0.0, 10.0, 25.0, 50.0, 100.0];
 
 /// One question from history and what retrieval made of it.
 struct Example {
@@ -70,6 +71,7 @@ fn knobs(with_dense: bool) -> Vec<(&'static str, &'static [f32])> {
     }
     k.push(("w_churn", HISTORY_GRID));
     k.push(("w_fixes", HISTORY_GRID));
+    k.push(("w_recent", HISTORY_GRID));
     k
 }
 
@@ -182,7 +184,8 @@ pub fn tune(
         // the file history as it stood before this commit: its own change
         // and every later one are not known to the question
         for r in rows.iter_mut() {
-            (r.changes, r.fixes) = churn.counts(&r.path, Some(*time));
+            let n = churn.counts(&r.path, Some(*time));
+            (r.changes, r.fixes, r.recent) = (n.changes, n.fixes, n.recent);
         }
         with_dense |= rows.iter().any(|r| r.ranks[2].is_some());
         let gold: HashSet<usize> = rows
@@ -211,21 +214,28 @@ pub fn tune(
         )
     };
     let mut held_default = 0.0;
-    let mut held_learned = 0.0;
+    let mut held = vec![0.0; PRIORS.len()];
     for (train, test) in [(&even, &odd), (&odd, &even)] {
-        let fit = shrink(
-            &fit(train, base, &knobs, with_dense),
-            &defaults,
-            train,
-            opts,
-        );
-        held_default += mrr(test, &weights(base, &defaults, with_dense)) * test.len() as f64;
-        held_learned += mrr(test, &weights(base, &fit, with_dense)) * test.len() as f64;
+        let fit = fit(train, base, &knobs, with_dense);
+        let size = test.len() as f64;
+        held_default += mrr(test, &weights(base, &defaults, with_dense)) * size;
+        for (j, prior) in PRIORS.iter().enumerate() {
+            let shrunk = shrink(&fit, &defaults, train, *prior);
+            held[j] += mrr(test, &weights(base, &shrunk, with_dense)) * size;
+        }
+    }
+    // the best held-out shrinkage; among equals the strongest
+    let mut j = 0;
+    for (i, h) in held.iter().enumerate() {
+        if *h >= held[j] - 1e-9 {
+            j = i;
+        }
     }
     let n = examples.len() as f64;
     let all: Vec<&Example> = examples.iter().collect();
-    let learned = shrink(&fit(&all, base, &knobs, with_dense), &defaults, &all, opts);
-    let (held_default, held_learned) = (held_default / n, held_learned / n);
+    let fitted = fit(&all, base, &knobs, with_dense);
+    let learned = shrink(&fitted, &defaults, &all, PRIORS[j]);
+    let (held_default, held_learned) = (held_default / n, held[j] / n);
     let adopted = held_learned >= held_default;
     Ok(Some(TunedRanking {
         questions: examples.len(),
@@ -236,6 +246,7 @@ pub fn tune(
         heldout_default: round(held_default),
         heldout_learned: round(held_learned),
         adopted,
+        prior: PRIORS[j],
         params: if adopted { learned } else { BTreeMap::new() },
         took_ms: started.elapsed().as_millis() as u64,
         ..Default::default()
@@ -281,10 +292,14 @@ fn shrink(
     fit: &BTreeMap<String, f32>,
     defaults: &BTreeMap<String, f32>,
     data: &[&Example],
-    opts: &TuneOptions,
+    prior: f64,
 ) -> BTreeMap<String, f32> {
     let n = data.iter().filter(|e| !e.gold.is_empty()).count() as f64;
-    let t = (n / (n + opts.prior)) as f32;
+    let t = if n + prior > 0.0 {
+        (n / (n + prior)) as f32
+    } else {
+        1.0
+    };
     fit.iter()
         .map(|(k, v)| {
             let d = defaults.get(k).copied().unwrap_or(*v);
@@ -331,6 +346,7 @@ fn get(p: &RankParams, name: &str) -> f32 {
         "test_prior" => p.test_prior,
         "w_churn" => p.w_churn,
         "w_fixes" => p.w_fixes,
+        "w_recent" => p.w_recent,
         _ => 0.0,
     }
 }
@@ -357,6 +373,7 @@ mod tests {
             pinned: None,
             changes: 0,
             fixes: 0,
+            recent: 0,
         }
     }
 
@@ -390,7 +407,7 @@ mod tests {
         assert!((mrr(&refs, &weights(&base, &fit, false)) - 1.0).abs() < 1e-9);
         assert!(fit["w_bm25_file"] > fit["w_file"]);
         // 40 questions against a prior of 50: a little less than half way
-        let shrunk = shrink(&fit, &defaults, &refs, &TuneOptions::default());
+        let shrunk = shrink(&fit, &defaults, &refs, 50.0);
         let t = 40.0 / 90.0;
         let expect = base.w_file + t * (fit["w_file"] - base.w_file);
         assert!((shrunk["w_file"] - expect).abs() < 1e-3);

@@ -51,6 +51,7 @@ pub fn who_store(
         .iter()
         .filter(|(p, _)| p == q || p.starts_with(&format!("{q}/")))
         .collect();
+    let mut similar: Vec<(String, f32)> = Vec::new();
     let (read_as, targets): (&str, Vec<Target>) = if !q.is_empty() && !under.is_empty() {
         let targets = under
             .iter()
@@ -112,16 +113,36 @@ pub fn who_store(
                     weight: 1.0 / (1.0 + i as f32 * 0.25),
                 })
                 .collect();
+            similar = similar_commits(store, q, env.rank.w_who_similar)?;
             ("topic", targets)
         }
     };
     Ok(WhoResponse {
         query: query.to_string(),
         read_as: read_as.to_string(),
-        people: people::rank_people(store, ids, &targets, now, limit)?,
+        people: people::rank_people(store, ids, &targets, &similar, now, limit)?,
         notes: Vec::new(),
         tickets: Vec::new(),
     })
+}
+
+/// Past commits whose messages (and changed paths) match a question best,
+/// each weighted by its match relative to the best.
+const SIMILAR_COMMITS: usize = 10;
+
+fn similar_commits(store: &dyn Store, question: &str, w: f32) -> Result<Vec<(String, f32)>> {
+    if w <= 0.0 {
+        return Ok(Vec::new());
+    }
+    let found = store.search_commits(question, SIMILAR_COMMITS)?;
+    let best = found.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
+    if best <= 0.0 {
+        return Ok(Vec::new());
+    }
+    Ok(found
+        .into_iter()
+        .map(|(sha, s)| (sha, w * s / best))
+        .collect())
 }
 
 /// `ken who` over the given repositories (one is expected; several are merged by score).

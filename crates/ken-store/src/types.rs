@@ -54,6 +54,10 @@ pub struct TunedRanking {
     pub heldout_learned: f64,
     /// The learned constants are used (they did no worse held out).
     pub adopted: bool,
+    /// How strongly the fit was pulled toward the defaults: the weight of
+    /// the defaults in questions (chosen on the held-out questions).
+    #[serde(default)]
+    pub prior: f64,
     /// Constant name → value (the names of `--param`); empty when not adopted.
     pub params: BTreeMap<String, f32>,
     pub took_ms: u64,

@@ -233,6 +233,30 @@ fn who_ranks_owners_with_evidence() {
 }
 
 #[test]
+fn who_for_a_question_counts_who_addressed_it_before() {
+    let (r, ken) = indexed();
+    let sha = r.git(&["log", "--format=%H", "--grep", "Remove the old tax"]);
+    let v = ken.json(&["who", "--json", "who removed the old tax function"]);
+    assert_eq!(v["read_as"], "topic");
+    // Carol owns no line of the tax code any more, but she made the change
+    // the question describes: that commit is her evidence
+    let carol = v["people"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Carol Jones")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        carol["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["last_commit"] == sha.as_str() && e["path"] == "billing/tax.py"),
+        "{carol}"
+    );
+}
+
+#[test]
 fn author_and_time_filters() {
     let (_r, ken) = indexed();
     // any alias of Bob: his name, his other email, a first name

@@ -108,6 +108,7 @@ pub fn lists_opens_and_removes(p: &dyn StoreProvider) {
         w.set_state(&IndexState {
             name: Some("pallets/flask".into()),
             commit: Some("c1".into()),
+            ranking: Some(learned_ranking()),
             ..IndexState::default()
         })
         .unwrap();
@@ -117,12 +118,38 @@ pub fn lists_opens_and_removes(p: &dyn StoreProvider) {
     assert!(p.exists(&key).unwrap());
     let r = p.open(&key).unwrap();
     assert_eq!(r.state().unwrap().name.as_deref(), Some("pallets/flask"));
+    // what was learned comes back exactly
+    assert_eq!(r.state().unwrap().ranking, Some(learned_ranking()));
     assert!(r.size_bytes().unwrap() > 0);
     assert!(!r.location().is_empty());
     drop(r);
     p.remove("pallets/flask").unwrap();
     assert!(p.list().unwrap().is_empty());
     assert!(!p.exists("pallets/flask").unwrap());
+}
+
+fn learned_ranking() -> ken_store::TunedRanking {
+    ken_store::TunedRanking {
+        commit: Some("c1".into()),
+        commits: 1234,
+        until: Some(1_700_000_000),
+        questions: 150,
+        answerable: 141,
+        mode: "lexical".into(),
+        mrr_default: 0.729,
+        mrr_learned: 0.765,
+        heldout_default: 0.729,
+        heldout_learned: 0.757,
+        adopted: true,
+        prior: 25.0,
+        params: [
+            ("w_churn".to_string(), 0.0558f32),
+            ("w_file".to_string(), 1.3031),
+        ]
+        .into_iter()
+        .collect(),
+        took_ms: 435,
+    }
 }
 
 /// One writer per repository; readers are never refused; the lease is
