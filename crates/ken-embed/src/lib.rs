@@ -34,6 +34,7 @@ mod error;
 mod http;
 mod install;
 mod local;
+mod rerank;
 mod static_embed;
 
 pub use error::{EmbedError, Result};
@@ -46,6 +47,7 @@ pub use local::{
     Backend, INT8_MIN_TOKENS, LocalEmbedder, LocalOptions, MODEL_FILES, Pooling, check_model_dir,
     read_pooling,
 };
+pub use rerank::{HttpReranker, RerankApi, RerankConfig, Reranker, rerank_in_place};
 pub use static_embed::{DistillReport, StaticEmbedder, distill};
 
 /// Whether this CPU can run the local model's dense layers in int8

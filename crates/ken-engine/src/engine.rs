@@ -143,6 +143,7 @@ pub struct Engine {
     repos: Mutex<HashMap<String, Arc<OpenRepo>>>,
     embedder: OnceLock<Result<Option<Arc<dyn Embedder>>>>,
     chat: OnceLock<Result<Option<Arc<ChatClient>>>>,
+    reranker: OnceLock<Result<Option<Arc<dyn ken_embed::Reranker>>>>,
     home: OnceLock<Result<Arc<dyn Home>>>,
     /// Wakes the job runner when a job is queued.
     pub(crate) wake: (Mutex<u64>, Condvar),
@@ -157,6 +158,7 @@ impl Engine {
             repos: Mutex::new(HashMap::new()),
             embedder: OnceLock::new(),
             chat: OnceLock::new(),
+            reranker: OnceLock::new(),
             home: OnceLock::new(),
             wake: (Mutex::new(0), Condvar::new()),
         }
@@ -332,7 +334,24 @@ impl Engine {
             crate::search::Mode::Lexical => None,
             _ => self.embedder()?,
         };
-        crate::search::search_repos(&repos, req, &self.settings.rank, embedder.as_deref())
+        let mut resp =
+            crate::search::search_repos(&repos, req, &self.settings.rank, embedder.as_deref())?;
+        if let Some(r) = self.reranker()? {
+            crate::search::rerank_hits(&*r, &mut resp, self.settings.rerank_top);
+        }
+        Ok(resp)
+    }
+
+    /// The configured reranker (None: off), built once.
+    pub fn reranker(&self) -> Result<Option<Arc<dyn ken_embed::Reranker>>> {
+        self.reranker
+            .get_or_init(|| match &self.settings.reranker {
+                None => Ok(None),
+                Some(cfg) => ken_embed::HttpReranker::new(cfg.clone())
+                    .map(|r| Some(Arc::new(r) as Arc<dyn ken_embed::Reranker>))
+                    .map_err(|e| EngineError::bad_input(e.to_string())),
+            })
+            .clone()
     }
 
     /// Answer a question; `observer` sees the steps and the streamed text.

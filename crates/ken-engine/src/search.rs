@@ -237,6 +237,51 @@ pub struct SearchResponse {
     pub hits: Vec<Hit>,
     /// Things the user should know (partial coverage...).
     pub notes: Vec<String>,
+    /// What reranking cost, when a reranker is configured.
+    pub rerank: Option<RerankCost>,
+}
+
+/// The reranking stage of one search.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RerankCost {
+    pub model: String,
+    /// Hits the model read (the best ones; the rest keep their order).
+    pub documents: usize,
+    pub ms: u64,
+}
+
+/// Reorder the best `top` hits by the reranker's scores of their text. A
+/// failing reranker leaves the order as it was and says so in the notes.
+pub fn rerank_hits(reranker: &dyn ken_embed::Reranker, resp: &mut SearchResponse, top: usize) {
+    let n = resp.hits.len().min(top);
+    if n < 2 {
+        return;
+    }
+    let mut head: Vec<Hit> = resp.hits.drain(..n).collect();
+    let text = |h: &Hit| {
+        let mut t = h.path.clone();
+        for part in [&h.symbol, &h.signature, &h.doc].into_iter().flatten() {
+            t.push('\n');
+            t.push_str(part);
+        }
+        t.push('\n');
+        t.push_str(&h.snippet);
+        t
+    };
+    match ken_embed::rerank_in_place(reranker, &resp.query, &mut head, text) {
+        Ok(took) => {
+            resp.rerank = Some(RerankCost {
+                model: reranker.id().to_string(),
+                documents: n,
+                ms: took.as_millis() as u64,
+            });
+        }
+        Err(e) => resp
+            .notes
+            .push(format!("reranker failed, results are not reranked: {e}")),
+    }
+    head.append(&mut resp.hits);
+    resp.hits = head;
 }
 
 /// Search the given repositories and merge their results.
@@ -287,6 +332,7 @@ pub(crate) fn search_repos(
         took_ms: started.elapsed().as_millis() as u64,
         hits: all,
         notes,
+        rerank: None,
     })
 }
 

@@ -29,6 +29,10 @@ pub struct Settings {
     pub embed_text: EmbedText,
     /// Most vectors per long chunk (1: its first lines only).
     pub embed_windows: usize,
+    /// A rerank endpoint scoring the best hits of every search again (None: off).
+    pub reranker: Option<ken_embed::RerankConfig>,
+    /// Hits the reranker reads per search.
+    pub rerank_top: usize,
     /// The chat model for `ken ask` (None: extractive answers).
     pub llm: Option<ken_llm::ChatConfig>,
     /// Tokens of context given to the model.
@@ -73,6 +77,8 @@ impl Settings {
             embedder: EmbedderSpec::Off,
             embed_text: EmbedText::default(),
             embed_windows: crate::semantic::DEFAULT_WINDOWS,
+            reranker: None,
+            rerank_top: 20,
             llm: None,
             context_tokens: 6000,
             allow_private_urls: false,

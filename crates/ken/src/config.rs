@@ -51,6 +51,16 @@ pub struct FileConfig {
     pub llm_timeout: Option<u64>,
     /// Tokens of code context given to the model.
     pub context_tokens: Option<usize>,
+    /// A `/rerank` endpoint (Cohere, Jina, Voyage, vLLM, Infinity, or
+    /// text-embeddings-inference with `rerank_api = "tei"`) that scores the
+    /// best hits of every search again. Off unless set.
+    pub rerank_base_url: Option<String>,
+    pub rerank_model: Option<String>,
+    pub rerank_api_key: Option<String>,
+    /// `cohere` (documents in, results out; the default) or `tei`.
+    pub rerank_api: Option<String>,
+    /// Hits the reranker reads per search (default 20).
+    pub rerank_top: Option<usize>,
     /// Query vectors a long-lived engine (`ken serve`, `ken mcp`) remembers (0: none).
     pub query_cache: Option<usize>,
     /// Learn the ranking from each repository's history at `ken index` and
@@ -339,6 +349,24 @@ pub fn settings(
     }
     if let Some(l) = file.learned_ranking {
         s.rank.learned = l;
+    }
+    if let Some(url) = &file.rerank_base_url {
+        let mut cfg = ken_embed::RerankConfig::new(
+            url.clone(),
+            file.rerank_model.clone().unwrap_or_default(),
+        );
+        cfg.api_key = file.rerank_api_key.clone();
+        cfg.api = match file.rerank_api.as_deref() {
+            None | Some("cohere") => ken_embed::RerankApi::Cohere,
+            Some("tei") => ken_embed::RerankApi::Tei,
+            Some(other) => bail!(ken_engine::EngineError::bad_input(format!(
+                "config.toml: rerank_api = {other:?}: use \"cohere\" or \"tei\""
+            ))),
+        };
+        s.reranker = Some(cfg);
+    }
+    if let Some(n) = file.rerank_top {
+        s.rerank_top = n.max(1);
     }
     s.allow_private_urls = env
         .allow_private_urls

@@ -162,6 +162,18 @@ pub struct Search {
     pub results: Vec<SearchResult>,
     /// What the user should know (partial embedding coverage...).
     pub notes: Vec<String>,
+    /// The reranking stage and what it cost (absent when no reranker is configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<Rerank>,
+}
+
+/// The reranking stage of a search.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct Rerank {
+    pub model: String,
+    /// Best hits the model read and reordered.
+    pub documents: usize,
+    pub ms: u64,
 }
 
 impl From<&SearchResponse> for Search {
@@ -171,6 +183,11 @@ impl From<&SearchResponse> for Search {
             took_ms: r.took_ms,
             results: SearchResult::list(&r.hits),
             notes: r.notes.clone(),
+            rerank: r.rerank.as_ref().map(|c| Rerank {
+                model: c.model.clone(),
+                documents: c.documents,
+                ms: c.ms,
+            }),
         }
     }
 }
@@ -1074,6 +1091,7 @@ mod tests {
             took_ms: 3,
             hits: vec![hit()],
             notes: vec![],
+            rerank: None,
         };
         let v = serde_json::to_value(Search::from(&resp)).unwrap();
         assert_eq!(v["query"], "from_envvar");

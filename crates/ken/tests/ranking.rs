@@ -164,3 +164,135 @@ fn a_short_history_learns_nothing() {
     let status = ken.json(&["status", "--json"]);
     assert!(status["repos"][0].get("ranking").is_none(), "{status}");
 }
+
+/// A scripted `/rerank` server on 127.0.0.1 speaking the common shape over
+/// real HTTP/1.1: it scores a document 1 when it contains `favour`, else 0
+/// (or answers `status` with an error body when it is not 200). Returns its
+/// base URL and the request bodies it received.
+fn rerank_server(
+    favour: &'static str,
+    status: u16,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let mut len = 0usize;
+            let mut path = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) > 0 {
+                path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            }
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = reader.read_exact(&mut body);
+            let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            seen2.lock().unwrap().push(req.clone());
+            let (code, answer) = if path != "/v1/rerank" {
+                (404, serde_json::json!({"error": "no such route"}))
+            } else if status != 200 {
+                (status, serde_json::json!({"error": "model overloaded"}))
+            } else {
+                let results: Vec<serde_json::Value> = req["documents"]
+                    .as_array()
+                    .map(|docs| {
+                        docs.iter()
+                            .enumerate()
+                            .map(|(i, d)| {
+                                let s = if d.as_str().unwrap_or("").contains(favour) {
+                                    1.0
+                                } else {
+                                    0.0
+                                };
+                                serde_json::json!({"index": i, "relevance_score": s})
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (200, serde_json::json!({ "results": results }))
+            };
+            let text = answer.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_configured_reranker_reorders_the_best_hits_and_reports_its_cost() {
+    let r = Repo::new();
+    shop(&r);
+    r.commit("initial");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let plain = ken.search(&["invoice discount total", "--files"]);
+    assert_ne!(paths(&plain)[0], "tests/test_invoice.py", "{plain}");
+    assert!(
+        plain.get("rerank").is_none(),
+        "off unless configured: {plain}"
+    );
+
+    let (url, seen) = rerank_server("tests/test_invoice.py", 200);
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        format!("rerank_base_url = \"{url}\"\nrerank_model = \"test-reranker\"\nrerank_api_key = \"sk-rerank-secret\"\nrerank_top = 4\n"),
+    )
+    .unwrap();
+    let v = ken.search(&["invoice discount total", "--files"]);
+    // the model's favourite comes first; the cost is reported
+    assert_eq!(paths(&v)[0], "tests/test_invoice.py", "{v}");
+    assert_eq!(v["rerank"]["documents"], 4, "{v}");
+    assert!(
+        v["rerank"]["model"]
+            .as_str()
+            .unwrap()
+            .contains("test-reranker")
+    );
+    assert!(v["rerank"]["ms"].is_u64());
+    // the request had the common shape
+    let req = seen.lock().unwrap()[0].clone();
+    assert_eq!(req["model"], "test-reranker");
+    assert_eq!(req["query"], "invoice discount total");
+    assert_eq!(req["documents"].as_array().unwrap().len(), 4);
+    // the key is never shown
+    assert!(!v.to_string().contains("sk-rerank-secret"));
+
+    // a failing reranker: the search still answers, in its own order, and says so
+    let (url, _) = rerank_server("tests/test_invoice.py", 503);
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        format!("rerank_base_url = \"{url}\"\nrerank_model = \"test-reranker\"\n"),
+    )
+    .unwrap();
+    let v = ken.search(&["invoice discount total", "--files"]);
+    assert_eq!(paths(&v), paths(&plain), "{v}");
+    assert!(v.get("rerank").is_none(), "{v}");
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("reranker failed")),
+        "{v}"
+    );
+}
