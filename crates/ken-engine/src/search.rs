@@ -121,7 +121,7 @@ impl Default for RankParams {
             w_churn: 0.0,
             w_fixes: 0.0,
             w_recent: 0.0,
-            w_who_similar: 1.0,
+            w_who_similar: 2.0,
             learned: true,
             fields: FieldWeights::default(),
         }
