@@ -374,33 +374,9 @@ pub(crate) fn rank_candidates(
     env: SearchEnv<'_>,
 ) -> Result<Ranked> {
     let p = env.rank;
-    let embedder = env.embedder;
     let mut notes = Vec::new();
     let lexical = req.mode != Mode::Semantic;
-    let mut allowed = allowed_paths(store, &req.filters)?;
-    // people and time filters: only code whose lines come from matching commits
-    let people_filter = match (&req.filters.author, req.filters.since, req.filters.until) {
-        (None, None, None) => None,
-        (author, since, until) => {
-            let Some(ids) = env.identities else {
-                return Err(EngineError::internal("author filters need identities"));
-            };
-            let shas: HashSet<String> =
-                people::commits_by(store, ids, author.as_deref(), since, until)?
-                    .into_iter()
-                    .collect();
-            let list: Vec<String> = shas.iter().cloned().collect();
-            let paths = store.paths_blamed_on(&list)?;
-            allowed = Some(match allowed {
-                Some(a) => a.into_iter().filter(|p| paths.contains(p)).collect(),
-                None => paths.into_iter().collect(),
-            });
-            if shas.is_empty() {
-                notes.push("no commits match the author/time filters".into());
-            }
-            Some(shas)
-        }
-    };
+    let (allowed, people_filter) = scope(store, req, env, &mut notes)?;
     let allowed_set: Option<HashSet<&str>> = allowed
         .as_ref()
         .map(|v| v.iter().map(String::as_str).collect());
@@ -428,38 +404,7 @@ pub(crate) fn rank_candidates(
     let mut cands: HashMap<u64, Candidate> = HashMap::new();
     let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
 
-    // Dense retrieval.
-    if let Some(e) = embedder.filter(|_| req.mode != Mode::Lexical) {
-        match env.vectors {
-            Some(view) => {
-                let semantic::Dense { hits, held, chunks } = semantic::dense_search_in(
-                    store,
-                    view,
-                    e,
-                    &req.query,
-                    p.candidates,
-                    &ChunkFilter {
-                        languages: req.filters.languages.clone(),
-                        paths: allowed.clone(),
-                    },
-                )?;
-                for (i, (id, score)) in hits.iter().enumerate() {
-                    let c = cands.entry(*id).or_default();
-                    c.fused += rrf(p.w_dense, i + 1);
-                    c.signals.set("dense", i as u32 + 1, *score);
-                }
-                if held < chunks {
-                    notes.push(format!(
-                        "semantic coverage {:.0}% ({held} of {chunks} chunks embedded): run `ken index` to finish",
-                        100.0 * held as f64 / chunks.max(1) as f64
-                    ));
-                }
-            }
-            None => notes.push(
-                "no vectors for this model yet: lexical results only (run `ken index`)".into(),
-            ),
-        }
-    }
+    add_dense(store, req, env, allowed.as_ref(), &mut cands, &mut notes)?;
 
     // BM25 over chunks.
     let chunk_hits = if lexical {
@@ -473,62 +418,14 @@ pub(crate) fn rank_candidates(
         c.signals.set("bm25", i as u32 + 1, h.score);
     }
 
-    // Symbols.
-    let idents = identifiers(&req.query);
-    let mut exact_order: Vec<(u64, SymbolTier, bool)> = Vec::new();
-    let mut partial_rank = 0usize;
-    let mut weak_rank = 0usize;
-    let asked: Vec<(String, bool)> = idents
-        .iter()
-        .filter(|_| lexical)
-        .map(|QueryIdent { text, strong }| (text.clone(), *strong))
-        .collect();
-    let found = store.lookup_symbols_many(&asked, 50)?;
-    for ((_, strong), matches) in asked.iter().zip(found) {
-        let strong = *strong;
-        for m in matches {
-            if let Some(set) = &allowed_set
-                && !set.contains(m.path.as_str())
-            {
-                continue;
-            }
-            let c = cands.entry(m.chunk_id).or_default();
-            match m.tier {
-                SymbolTier::Exact | SymbolTier::ExactFolded if !strong => {
-                    // a plain word of a longer query that happens to name a symbol
-                    weak_rank += 1;
-                    if c.signals.get("word_symbol").is_none() {
-                        c.signals.set("word_symbol", weak_rank as u32, 0.5);
-                        c.fused += rrf(p.w_weak, weak_rank);
-                    }
-                }
-                SymbolTier::Exact | SymbolTier::ExactFolded => {
-                    let rank = exact_order.len() + 1;
-                    if c.signals.get("exact").is_none() {
-                        c.signals.set(
-                            "exact",
-                            rank as u32,
-                            if m.tier == SymbolTier::Exact {
-                                1.0
-                            } else {
-                                0.9
-                            },
-                        );
-                        c.fused += rrf(p.w_symbol, rank);
-                        exact_order.push((m.chunk_id, m.tier, strong));
-                        c.definition = Some(m);
-                    }
-                }
-                tier => {
-                    partial_rank += 1;
-                    if c.signals.get(tier.name()).is_none() {
-                        c.signals.set(tier.name(), partial_rank as u32, 0.5);
-                        c.fused += rrf(p.w_partial, partial_rank);
-                    }
-                }
-            }
-        }
-    }
+    let exact_order = add_symbols(
+        store,
+        &req.query,
+        lexical,
+        allowed_set.as_ref(),
+        &mut cands,
+        p,
+    )?;
 
     // BM25 over whole files: lifts every candidate of a well-ranked file,
     // and brings in files no chunk list found.
@@ -588,31 +485,15 @@ pub(crate) fn rank_candidates(
         chunks.insert(first.id, first);
     }
     // Files near the best files in the code graph (personalized PageRank).
-    let ppr_rank: HashMap<String, (usize, f32)> = if p.w_ppr > 0.0 {
-        let seeds = seed_files(&cands, &chunks, &file_rank, p);
-        let ranked = graph_neighbourhood(store, &seeds)?;
-        let near: Vec<String> = ranked
-            .iter()
-            .take(20)
-            .map(|(path, _)| path)
-            .filter(|path| {
-                !covered_files.contains(*path)
-                    && allowed_set
-                        .as_ref()
-                        .is_none_or(|a| a.contains(path.as_str()))
-            })
-            .cloned()
-            .collect();
-        for first in store.first_chunk_heads(&near)? {
-            cands.entry(first.id).or_default();
-            chunks.insert(first.id, first);
-        }
-        ranked
-            .into_iter()
-            .take(p.candidates)
-            .enumerate()
-            .map(|(i, (path, score))| (path, (i + 1, score)))
-            .collect()
+    let ppr_rank = if p.w_ppr > 0.0 {
+        graph_neighbours(
+            store,
+            &mut cands,
+            &mut chunks,
+            (&file_rank, &covered_files),
+            allowed_set.as_ref(),
+            p,
+        )?
     } else {
         HashMap::new()
     };
@@ -668,54 +549,9 @@ pub(crate) fn rank_candidates(
         scored.push((id, c));
     }
 
-    // Pin true exact hits: a strong identifier's exact matches, ordered by
-    // tier then by how well the rest of the query agrees.
-    let mut pinned: Vec<(u64, SymbolTier, f32)> = Vec::new();
     let may_pin = issue.is_none() || p.pin_issues;
-    for (id, tier, strong) in &exact_order {
-        if *strong
-            && may_pin
-            && let Some((_, c)) = scored.iter().find(|(i, _)| i == id)
-        {
-            pinned.push((*id, *tier, c.fused));
-        }
-    }
-    // Case-exact matches win; folded ones (`app_context` for `AppContext`)
-    // are pinned only when nothing matches exactly.
-    if pinned.iter().any(|(_, t, _)| *t == SymbolTier::Exact) {
-        pinned.retain(|(_, t, _)| *t == SymbolTier::Exact);
-    }
-    // ties: the definition the code graph ranks highest (PageRank of its
-    // definition), and code before tests
-    let mut graph_rank: HashMap<u64, f32> = HashMap::new();
-    if pinned.len() > 1 {
-        let mut by_path: HashMap<String, Vec<(String, u32, f32)>> = HashMap::new();
-        for (id, _, _) in &pinned {
-            let Some((_, c)) = scored.iter().find(|(i, _)| i == id) else {
-                continue;
-            };
-            let Some(d) = &c.definition else { continue };
-            if !by_path.contains_key(&d.path) {
-                by_path.insert(d.path.clone(), store.def_ranks(&d.path)?);
-            }
-            let rank = by_path[&d.path]
-                .iter()
-                .filter(|(q, _, _)| *q == d.qualname)
-                .map(|(_, _, r)| *r)
-                .fold(0.0f32, f32::max);
-            graph_rank.insert(*id, rank);
-        }
-    }
-    order_pins(&mut pinned, is_lookup(&req.query), |id| Pin {
-        module: chunks.get(&id).is_some_and(|c| c.kind == ChunkKind::Module),
-        test: chunks.get(&id).is_some_and(|c| is_test_path(&c.path)),
-        graph: graph_rank.get(&id).copied().unwrap_or(0.0),
-    });
-    pinned.truncate(p.max_pinned);
-    for (pos, (id, tier, _)) in pinned.iter().enumerate() {
-        if let Some((_, c)) = scored.iter_mut().find(|(i, _)| i == id) {
-            c.pinned = Some((*tier, pos));
-        }
+    if may_pin {
+        pin_exact(store, &req.query, &exact_order, &mut scored, &chunks, p)?;
     }
     let file_rank: HashMap<String, (usize, f32)> = file_rank
         .into_iter()
@@ -815,6 +651,253 @@ pub fn search_store(
         hits.push(hit);
     }
     Ok(StoreResults { hits, notes })
+}
+
+/// What a search may return: the paths the path globs allow, narrowed to
+/// code whose lines come from commits matching the people and time
+/// filters (whose shas are returned too); None: no limit.
+#[allow(clippy::type_complexity)]
+fn scope(
+    store: &dyn Store,
+    req: &SearchRequest,
+    env: SearchEnv<'_>,
+    notes: &mut Vec<String>,
+) -> Result<(Option<Vec<String>>, Option<HashSet<String>>)> {
+    let mut allowed = allowed_paths(store, &req.filters)?;
+    // people and time filters: only code whose lines come from matching commits
+    let people_filter = match (&req.filters.author, req.filters.since, req.filters.until) {
+        (None, None, None) => None,
+        (author, since, until) => {
+            let Some(ids) = env.identities else {
+                return Err(EngineError::internal("author filters need identities"));
+            };
+            let shas: HashSet<String> =
+                people::commits_by(store, ids, author.as_deref(), since, until)?
+                    .into_iter()
+                    .collect();
+            let list: Vec<String> = shas.iter().cloned().collect();
+            let paths = store.paths_blamed_on(&list)?;
+            allowed = Some(match allowed {
+                Some(a) => a.into_iter().filter(|p| paths.contains(p)).collect(),
+                None => paths.into_iter().collect(),
+            });
+            if shas.is_empty() {
+                notes.push("no commits match the author/time filters".into());
+            }
+            Some(shas)
+        }
+    };
+    Ok((allowed, people_filter))
+}
+
+/// Dense retrieval as one RRF list (when the mode and the index allow).
+fn add_dense(
+    store: &dyn Store,
+    req: &SearchRequest,
+    env: SearchEnv<'_>,
+    allowed: Option<&Vec<String>>,
+    cands: &mut HashMap<u64, Candidate>,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let p = env.rank;
+    let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
+    if let Some(e) = env.embedder.filter(|_| req.mode != Mode::Lexical) {
+        match env.vectors {
+            Some(view) => {
+                let semantic::Dense { hits, held, chunks } = semantic::dense_search_in(
+                    store,
+                    view,
+                    e,
+                    &req.query,
+                    p.candidates,
+                    &ChunkFilter {
+                        languages: req.filters.languages.clone(),
+                        paths: allowed.cloned(),
+                    },
+                )?;
+                for (i, (id, score)) in hits.iter().enumerate() {
+                    let c = cands.entry(*id).or_default();
+                    c.fused += rrf(p.w_dense, i + 1);
+                    c.signals.set("dense", i as u32 + 1, *score);
+                }
+                if held < chunks {
+                    notes.push(format!(
+                        "semantic coverage {:.0}% ({held} of {chunks} chunks embedded): run `ken index` to finish",
+                        100.0 * held as f64 / chunks.max(1) as f64
+                    ));
+                }
+            }
+            None => notes.push(
+                "no vectors for this model yet: lexical results only (run `ken index`)".into(),
+            ),
+        }
+    }
+
+    Ok(())
+}
+
+/// Symbol look-ups of the query's identifiers as RRF lists: exact hits of
+/// strong identifiers (returned in order, the pin candidates), exact hits
+/// of plain words, prefix and substring hits.
+fn add_symbols(
+    store: &dyn Store,
+    query: &str,
+    lexical: bool,
+    allowed: Option<&HashSet<&str>>,
+    cands: &mut HashMap<u64, Candidate>,
+    p: &RankParams,
+) -> Result<Vec<(u64, SymbolTier, bool)>> {
+    let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
+    let idents = identifiers(query);
+    let mut exact_order: Vec<(u64, SymbolTier, bool)> = Vec::new();
+    let mut partial_rank = 0usize;
+    let mut weak_rank = 0usize;
+    let asked: Vec<(String, bool)> = idents
+        .iter()
+        .filter(|_| lexical)
+        .map(|QueryIdent { text, strong }| (text.clone(), *strong))
+        .collect();
+    let found = store.lookup_symbols_many(&asked, 50)?;
+    for ((_, strong), matches) in asked.iter().zip(found) {
+        let strong = *strong;
+        for m in matches {
+            if let Some(set) = allowed
+                && !set.contains(m.path.as_str())
+            {
+                continue;
+            }
+            let c = cands.entry(m.chunk_id).or_default();
+            match m.tier {
+                SymbolTier::Exact | SymbolTier::ExactFolded if !strong => {
+                    // a plain word of a longer query that happens to name a symbol
+                    weak_rank += 1;
+                    if c.signals.get("word_symbol").is_none() {
+                        c.signals.set("word_symbol", weak_rank as u32, 0.5);
+                        c.fused += rrf(p.w_weak, weak_rank);
+                    }
+                }
+                SymbolTier::Exact | SymbolTier::ExactFolded => {
+                    let rank = exact_order.len() + 1;
+                    if c.signals.get("exact").is_none() {
+                        c.signals.set(
+                            "exact",
+                            rank as u32,
+                            if m.tier == SymbolTier::Exact {
+                                1.0
+                            } else {
+                                0.9
+                            },
+                        );
+                        c.fused += rrf(p.w_symbol, rank);
+                        exact_order.push((m.chunk_id, m.tier, strong));
+                        c.definition = Some(m);
+                    }
+                }
+                tier => {
+                    partial_rank += 1;
+                    if c.signals.get(tier.name()).is_none() {
+                        c.signals.set(tier.name(), partial_rank as u32, 0.5);
+                        c.fused += rrf(p.w_partial, partial_rank);
+                    }
+                }
+            }
+        }
+    }
+
+    Ok(exact_order)
+}
+
+/// Pin true exact hits: a strong identifier's exact matches, ordered by
+/// tier then by how well the rest of the query agrees.
+fn pin_exact(
+    store: &dyn Store,
+    query: &str,
+    exact_order: &[(u64, SymbolTier, bool)],
+    scored: &mut [(u64, Candidate)],
+    chunks: &HashMap<u64, StoredChunk>,
+    p: &RankParams,
+) -> Result<()> {
+    let mut pinned: Vec<(u64, SymbolTier, f32)> = Vec::new();
+    for (id, tier, strong) in exact_order {
+        if *strong && let Some((_, c)) = scored.iter().find(|(i, _)| i == id) {
+            pinned.push((*id, *tier, c.fused));
+        }
+    }
+    // Case-exact matches win; folded ones (`app_context` for `AppContext`)
+    // are pinned only when nothing matches exactly.
+    if pinned.iter().any(|(_, t, _)| *t == SymbolTier::Exact) {
+        pinned.retain(|(_, t, _)| *t == SymbolTier::Exact);
+    }
+    // ties: the definition the code graph ranks highest (PageRank of its
+    // definition), and code before tests
+    let mut graph_rank: HashMap<u64, f32> = HashMap::new();
+    if pinned.len() > 1 {
+        let mut by_path: HashMap<String, Vec<(String, u32, f32)>> = HashMap::new();
+        for (id, _, _) in &pinned {
+            let Some((_, c)) = scored.iter().find(|(i, _)| i == id) else {
+                continue;
+            };
+            let Some(d) = &c.definition else { continue };
+            if !by_path.contains_key(&d.path) {
+                by_path.insert(d.path.clone(), store.def_ranks(&d.path)?);
+            }
+            let rank = by_path[&d.path]
+                .iter()
+                .filter(|(q, _, _)| *q == d.qualname)
+                .map(|(_, _, r)| *r)
+                .fold(0.0f32, f32::max);
+            graph_rank.insert(*id, rank);
+        }
+    }
+    order_pins(&mut pinned, is_lookup(query), |id| Pin {
+        module: chunks.get(&id).is_some_and(|c| c.kind == ChunkKind::Module),
+        test: chunks.get(&id).is_some_and(|c| is_test_path(&c.path)),
+        graph: graph_rank.get(&id).copied().unwrap_or(0.0),
+    });
+    pinned.truncate(p.max_pinned);
+    for (pos, (id, tier, _)) in pinned.iter().enumerate() {
+        if let Some((_, c)) = scored.iter_mut().find(|(i, _)| i == id) {
+            c.pinned = Some((*tier, pos));
+        }
+    }
+    Ok(())
+}
+
+/// Files near the best ones in the code graph (personalized PageRank over
+/// the file graph, seeded by the other lists), ranked; the first chunk of
+/// the nearest files the other lists missed joins the candidates.
+fn graph_neighbours(
+    store: &dyn Store,
+    cands: &mut HashMap<u64, Candidate>,
+    chunks: &mut HashMap<u64, StoredChunk>,
+    (file_rank, covered_files): (&HashMap<&str, (usize, f32)>, &HashSet<String>),
+    allowed_set: Option<&HashSet<&str>>,
+    p: &RankParams,
+) -> Result<HashMap<String, (usize, f32)>> {
+    let seeds = seed_files(cands, chunks, file_rank, p);
+    let ranked = graph_neighbourhood(store, &seeds)?;
+    let near: Vec<String> = ranked
+        .iter()
+        .take(20)
+        .map(|(path, _)| path)
+        .filter(|path| {
+            !covered_files.contains(*path)
+                && allowed_set
+                    .as_ref()
+                    .is_none_or(|a| a.contains(path.as_str()))
+        })
+        .cloned()
+        .collect();
+    for first in store.first_chunk_heads(&near)? {
+        cands.entry(first.id).or_default();
+        chunks.insert(first.id, first);
+    }
+    Ok(ranked
+        .into_iter()
+        .take(p.candidates)
+        .enumerate()
+        .map(|(i, (path, score))| (path, (i + 1, score)))
+        .collect())
 }
 
 /// What orders pinned hits of the same tier.

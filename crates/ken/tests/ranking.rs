@@ -296,3 +296,42 @@ fn a_configured_reranker_reorders_the_best_hits_and_reports_its_cost() {
         "{v}"
     );
 }
+
+#[test]
+fn the_graph_neighbourhood_list_runs_when_switched_on() {
+    // off by default (BENCHMARKS §1); `--param w_ppr=…` turns it on for a run
+    let r = Repo::new();
+    shop(&r);
+    let sha = r.commit("initial");
+    let ken = Ken::new();
+    let set = ken.home.path().join("q.jsonl");
+    std::fs::write(
+        &set,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "q1", "repo": "shop", "base_sha": sha,
+                "query": "invoice total with a discount", "gold_files": ["shop/pricing.py"]})
+        ),
+    )
+    .unwrap();
+    let repo = format!("shop={}", r.path().display());
+    for ppr in ["0", "1"] {
+        let v = ken.json(&[
+            "eval",
+            set.to_str().unwrap(),
+            "--repo",
+            &repo,
+            "--mode",
+            "lexical",
+            "--param",
+            &format!("w_ppr={ppr}"),
+            "--json",
+        ]);
+        assert_eq!(v["overall"]["queries"], 1, "{v}");
+        // pricing.py is where invoice.py's discount comes from: in the top 10 either way
+        assert!(
+            v["overall"]["recall@10"].as_f64().unwrap() > 0.99,
+            "w_ppr={ppr}: {v}"
+        );
+    }
+}
