@@ -97,8 +97,15 @@ pub fn history_questions(
         .filter(|f| f.skip.is_none())
         .map(|f| f.path)
         .collect();
-    let eligible: Vec<String> = store
-        .all_commits()?
+    let mut commits = store.all_commits()?;
+    // newest first; commits of the same second in a fixed order, so the
+    // same history always asks the same questions
+    commits.sort_by(|a, b| {
+        b.committer_time
+            .cmp(&a.committer_time)
+            .then_with(|| a.sha.cmp(&b.sha))
+    });
+    let eligible: Vec<String> = commits
         .into_iter()
         .filter(|c| until.is_none_or(|t| c.committer_time <= t))
         .filter(|c| c.parents.len() <= 1)
