@@ -18,6 +18,7 @@ pub mod home;
 pub mod index;
 pub mod issue;
 pub mod jobs;
+pub mod params;
 pub mod people;
 pub mod query;
 pub mod query_cache;

@@ -1,0 +1,188 @@
+//! Every knob of ranking in one place: [`RankParams`], with the defaults
+//! chosen on the dev evaluation sets, `--param KEY=VALUE` for experiments,
+//! and what was learned for a repository laid over it (tune.rs).
+
+use ken_store::FieldWeights;
+use serde::Serialize;
+
+use crate::{EngineError, Result};
+
+/// Ranking constants. Chosen on the dev evaluation sets (see BENCHMARKS.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct RankParams {
+    /// RRF constant.
+    pub k: f32,
+    pub w_bm25: f32,
+    pub w_file: f32,
+    pub w_symbol: f32,
+    pub w_partial: f32,
+    /// Dense (embedding) retrieval.
+    pub w_dense: f32,
+    /// Files mode: rank files by file-level fusion.
+    pub file_fusion: bool,
+    /// Files mode: the whole-file BM25 list's weight when a dense list
+    /// joins the fusion (`w_file` without one).
+    pub w_file_dense: f32,
+    /// Files mode: chunk BM25 as a file list.
+    pub w_bm25_file: f32,
+    /// Files mode: dense retrieval as a file list.
+    pub w_dense_file: f32,
+    /// Exponent of the file PageRank prior (0: off).
+    pub w_pagerank: f32,
+    /// Personalized PageRank over the file graph, seeded by the best files
+    /// of the other signals, as one more RRF list (0: off).
+    pub w_ppr: f32,
+    /// Files seeding the personalized PageRank.
+    pub ppr_seeds: usize,
+    /// Exact symbol matches of plain words in longer queries.
+    pub w_weak: f32,
+    /// Candidates taken from each list.
+    pub candidates: usize,
+    /// Most exact hits pinned per query.
+    pub max_pinned: usize,
+    pub trivial_prior: f32,
+    pub prose_prior: f32,
+    pub test_prior: f32,
+    /// Files an issue-style question points at (traceback frames, paths,
+    /// module names), as one more RRF list.
+    pub w_mention: f32,
+    /// A question of more words than this (or of several lines, or with a
+    /// code block) is read as an issue (`issue.rs`).
+    pub issue_words: usize,
+    /// Pin exact symbol hits in issue-style questions too (in a bug report
+    /// most identifiers are context, not the answer).
+    pub pin_issues: bool,
+    /// Times an issue's title is repeated in its lexical query.
+    pub issue_title: usize,
+    /// Exponent of the file prior (1 + ln(1 + commits that changed it)) (0: off).
+    pub w_churn: f32,
+    /// Exponent of the file prior (1 + ln(1 + fix commits that changed it)) (0: off).
+    pub w_fixes: f32,
+    /// Exponent of the file prior (1 + ln(1 + commits that changed it in the
+    /// year before)) (0: off).
+    pub w_recent: f32,
+    /// `ken who` for a question: how much one past commit that matches it
+    /// (at full match, made today) counts against a whole target's lines
+    /// (0: off).
+    pub w_who_similar: f32,
+    /// Learn the fusion from each repository's history at index time and
+    /// search with what was learned (tune.rs); off: these constants only.
+    pub learned: bool,
+    #[serde(skip)]
+    pub fields: FieldWeights,
+}
+
+impl Default for RankParams {
+    fn default() -> Self {
+        RankParams {
+            k: 60.0,
+            w_bm25: 0.25,
+            w_file: 2.0,
+            w_symbol: 0.5,
+            w_partial: 0.1,
+            w_dense: 1.0,
+            file_fusion: true,
+            w_file_dense: 1.5,
+            w_bm25_file: 1.0,
+            w_dense_file: 0.5,
+            w_pagerank: 0.0,
+            w_ppr: 0.0,
+            ppr_seeds: 10,
+            w_weak: 0.0,
+            candidates: 200,
+            max_pinned: 5,
+            trivial_prior: 0.7,
+            prose_prior: 0.8,
+            test_prior: 0.7,
+            w_mention: 1.0,
+            issue_words: 40,
+            pin_issues: false,
+            issue_title: 1,
+            w_churn: 0.0,
+            w_fixes: 0.0,
+            w_recent: 0.0,
+            w_who_similar: 2.0,
+            learned: true,
+            fields: FieldWeights::default(),
+        }
+    }
+}
+
+impl RankParams {
+    /// Set one constant by name (`--param KEY=VALUE`, for experiments).
+    pub fn set(&mut self, key: &str, v: f32) -> Result<()> {
+        match key {
+            "k" => self.k = v,
+            "w_bm25" => self.w_bm25 = v,
+            "w_file" => self.w_file = v,
+            "w_file_dense" => self.w_file_dense = v,
+            "w_symbol" => self.w_symbol = v,
+            "w_partial" => self.w_partial = v,
+            "w_dense" => self.w_dense = v,
+            "file_fusion" => self.file_fusion = v != 0.0,
+            "w_bm25_file" => self.w_bm25_file = v,
+            "w_dense_file" => self.w_dense_file = v,
+            "w_pagerank" => self.w_pagerank = v,
+            "w_ppr" => self.w_ppr = v,
+            "ppr_seeds" => self.ppr_seeds = v as usize,
+            "w_weak" => self.w_weak = v,
+            "candidates" => self.candidates = v as usize,
+            "max_pinned" => self.max_pinned = v as usize,
+            "trivial_prior" => self.trivial_prior = v,
+            "prose_prior" => self.prose_prior = v,
+            "test_prior" => self.test_prior = v,
+            "w_mention" => self.w_mention = v,
+            "issue_words" => self.issue_words = v as usize,
+            "pin_issues" => self.pin_issues = v != 0.0,
+            "issue_title" => self.issue_title = v as usize,
+            "learned" => self.learned = v != 0.0,
+            "w_churn" => self.w_churn = v,
+            "w_fixes" => self.w_fixes = v,
+            "w_recent" => self.w_recent = v,
+            "w_who_similar" => self.w_who_similar = v,
+            "f_body" => self.fields.body = v,
+            "f_symbol" => self.fields.symbol = v,
+            "f_path" => self.fields.path = v,
+            "f_doc" => self.fields.doc = v,
+            _ => {
+                return Err(EngineError::bad_input(format!(
+                    "unknown ranking parameter `{key}`"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// These constants with what was learned for one repository applied
+    /// (when `learned` is on and something was adopted).
+    pub fn for_repo(&self, state: &ken_store::IndexState) -> RankParams {
+        let mut p = self.clone();
+        if self.learned
+            && let Some(t) = &state.ranking
+        {
+            for (k, v) in &t.params {
+                let _ = p.set(k, *v);
+            }
+        }
+        p
+    }
+
+    /// Some file prior needs the file history ([`crate::churn::FileChurn`]).
+    pub fn uses_history(&self) -> bool {
+        self.w_churn != 0.0 || self.w_fixes != 0.0 || self.w_recent != 0.0
+    }
+
+    /// Set one constant from `KEY=VALUE`.
+    pub fn set_pair(&mut self, kv: &str) -> Result<()> {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(EngineError::bad_input(format!(
+                "--param takes KEY=VALUE, got `{kv}`"
+            )));
+        };
+        let v: f32 = v
+            .trim()
+            .parse()
+            .map_err(|_| EngineError::bad_input(format!("--param {k}: `{v}` is not a number")))?;
+        self.set(k.trim(), v)
+    }
+}
