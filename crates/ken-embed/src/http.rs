@@ -107,6 +107,16 @@ struct Item {
 /// Longest part of a response body quoted in an error.
 const BODY_EXCERPT: usize = 300;
 
+/// A response body fit to quote in an error: its start, with the API key
+/// (when one is set) never in it.
+pub(crate) fn redact(text: &str, api_key: Option<&str>) -> String {
+    let mut t: String = text.chars().take(BODY_EXCERPT).collect();
+    if let Some(k) = api_key.filter(|k| k.len() >= 4) {
+        t = t.replace(k, "<redacted>");
+    }
+    t
+}
+
 impl HttpEmbedder {
     /// Checks the configuration and builds the client; sends nothing.
     pub fn new(cfg: HttpConfig) -> Result<HttpEmbedder> {
@@ -162,11 +172,7 @@ impl HttpEmbedder {
     }
 
     fn redact(&self, text: &str) -> String {
-        let mut t: String = text.chars().take(BODY_EXCERPT).collect();
-        if let Some(k) = self.cfg.api_key.as_deref().filter(|k| k.len() >= 4) {
-            t = t.replace(k, "<redacted>");
-        }
-        t
+        redact(text, self.cfg.api_key.as_deref())
     }
 
     /// One request (with retries) for at most `batch_size` texts.

@@ -125,11 +125,7 @@ impl HttpReranker {
     }
 
     fn redact(&self, text: &str) -> String {
-        let mut t: String = text.chars().take(300).collect();
-        if let Some(k) = self.cfg.api_key.as_deref().filter(|k| k.len() >= 4) {
-            t = t.replace(k, "<redacted>");
-        }
-        t
+        crate::http::redact(text, self.cfg.api_key.as_deref())
     }
 
     fn send(&self, body: &serde_json::Value) -> Result<reqwest::blocking::Response> {

@@ -462,8 +462,10 @@ fn retrieve(
             let hits = search_store(&*r.store, &r.name, r.state.commit.as_deref(), &req, env)?.hits;
             lists.push(
                 hits.into_iter()
-                    .map(|h| ((r.name.clone(), h.chunk_id), h.pinned, h))
-                    .map(|(key, pinned, h)| (key, h, pinned))
+                    .map(|h| {
+                        let pinned = h.pinned;
+                        ((r.name.clone(), h.chunk_id), h, pinned)
+                    })
                     .collect::<Vec<_>>(),
             );
         }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use ken_store::Store;
+use ken_store::{CommitRecord, Store};
 
 use crate::Result;
 
@@ -34,18 +34,32 @@ impl FileChurn {
     /// The history of `paths` as the store holds it, up to `until` (the
     /// indexed commit's time: a store that moved back may hold newer ones).
     pub fn load(store: &dyn Store, paths: &[String], until: Option<i64>) -> Result<FileChurn> {
-        let commits: HashMap<String, (i64, bool)> = store
-            .all_commits()?
-            .into_iter()
+        let commits = store.all_commits()?;
+        Ok(FileChurn::from_history(
+            &commits,
+            store.commits_touching(paths)?,
+            until,
+        ))
+    }
+
+    /// The same from commits already read and the (sha, path) pairs of the
+    /// commits that touched the files.
+    pub fn from_history(
+        commits: &[CommitRecord],
+        touching: Vec<(String, String)>,
+        until: Option<i64>,
+    ) -> FileChurn {
+        let commits: HashMap<&str, (i64, bool)> = commits
+            .iter()
             .filter(|c| c.parents.len() <= 1 && until.is_none_or(|t| c.committer_time <= t))
             .map(|c| {
                 let fix = ken_report::is_fix_message(&c.message);
-                (c.sha, (c.committer_time, fix))
+                (c.sha.as_str(), (c.committer_time, fix))
             })
             .collect();
         let mut out = FileChurn::default();
-        for (sha, path) in store.commits_touching(paths)? {
-            let Some(&(time, fix)) = commits.get(&sha) else {
+        for (sha, path) in touching {
+            let Some(&(time, fix)) = commits.get(sha.as_str()) else {
                 continue;
             };
             out.newest = out.newest.max(time);
@@ -57,7 +71,7 @@ impl FileChurn {
         for v in out.changes.values_mut().chain(out.fixes.values_mut()) {
             v.sort_unstable();
         }
-        Ok(out)
+        out
     }
 
     /// What history says of `path` before `before` (None: all of it, and

@@ -33,6 +33,23 @@ pub struct FileRow {
     pub recent: u32,
 }
 
+impl FileRow {
+    /// A file in no list yet: code, not a test, no history, not pinned.
+    pub fn new(path: impl Into<String>) -> FileRow {
+        FileRow {
+            path: path.into(),
+            ranks: [None; SIGNALS.len()],
+            prose: false,
+            test: false,
+            pagerank: None,
+            pinned: None,
+            changes: 0,
+            fixes: 0,
+            recent: 0,
+        }
+    }
+}
+
 /// The constants of file fusion, taken from [`RankParams`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FileWeights {
@@ -153,15 +170,8 @@ mod tests {
 
     fn row(path: &str, ranks: [Option<u32>; 6]) -> FileRow {
         FileRow {
-            path: path.into(),
             ranks,
-            prose: false,
-            test: false,
-            pagerank: None,
-            pinned: None,
-            changes: 0,
-            fixes: 0,
-            recent: 0,
+            ..FileRow::new(path)
         }
     }
 

@@ -189,7 +189,6 @@ pub struct SearchEnv<'a> {
 /// The candidate stages of a search (see [`search_store`]).
 pub(crate) fn rank_candidates(
     store: &dyn Store,
-    _repo: &str,
     req: &SearchRequest,
     env: SearchEnv<'_>,
 ) -> Result<Ranked> {
@@ -410,7 +409,7 @@ pub fn search_store(
         chunks,
         file_rank,
         notes,
-    } = rank_candidates(store, repo, req, env)?;
+    } = rank_candidates(store, req, env)?;
     if req.files && p.file_fusion {
         fuse_files(&mut scored, &chunks, &file_rank, p, env.churn);
     }
@@ -809,15 +808,9 @@ fn rows_of(
         let path = chunk.path.as_str();
         let i = *at.entry(path).or_insert_with(|| {
             rows.push(fusion::FileRow {
-                path: path.to_string(),
-                ranks: [None; fusion::SIGNALS.len()],
                 prose: !chunk.language.is_code(),
                 test: is_test_path(path),
-                pagerank: None,
-                pinned: None,
-                changes: 0,
-                fixes: 0,
-                recent: 0,
+                ..fusion::FileRow::new(path)
             });
             rows.len() - 1
         });

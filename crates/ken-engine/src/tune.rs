@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use ken_core::Language;
-use ken_store::{Store, TunedRanking};
+use ken_store::{CommitRecord, Store, TunedRanking};
+
+use crate::churn::FileChurn;
 
 use crate::Result;
 use crate::fusion::{self, FileRow, FileWeights};
@@ -85,19 +87,16 @@ pub struct Question {
     pub time: i64,
 }
 
-/// The questions history asks, newest first, from commits no newer than `until`.
+/// The questions history (`commits`, as the store holds them) asks, newest
+/// first, from commits no newer than `until`; answers are `indexed` files.
 pub fn history_questions(
     store: &dyn Store,
+    commits: &[CommitRecord],
+    indexed: &HashSet<String>,
     until: Option<i64>,
     max: usize,
 ) -> Result<Vec<Question>> {
-    let indexed: HashSet<String> = store
-        .files()?
-        .into_iter()
-        .filter(|f| f.skip.is_none())
-        .map(|f| f.path)
-        .collect();
-    let mut commits = store.all_commits()?;
+    let mut commits: Vec<&CommitRecord> = commits.iter().collect();
     // newest first; commits of the same second in a fixed order, so the
     // same history always asks the same questions
     commits.sort_by(|a, b| {
@@ -115,7 +114,7 @@ pub fn history_questions(
                 && !title.starts_with("Merge ")
                 && !title.starts_with("Revert ")
         })
-        .map(|c| c.sha)
+        .map(|c| c.sha.clone())
         .take(max * 6)
         .collect();
     // spread over the recent past: every n-th, newest first
@@ -164,13 +163,22 @@ pub fn tune(
     opts: &TuneOptions,
 ) -> Result<Option<TunedRanking>> {
     let started = Instant::now();
-    let questions = history_questions(store, until, opts.max_queries)?;
+    // history and the file list, read once for the questions and the priors
+    let paths: Vec<String> = store
+        .files()?
+        .into_iter()
+        .filter(|f| f.skip.is_none())
+        .map(|f| f.path)
+        .collect();
+    let indexed: HashSet<String> = paths.iter().cloned().collect();
+    let commits = store.all_commits()?;
+    let questions = history_questions(store, &commits, &indexed, until, opts.max_queries)?;
     let mode = if env.vectors.is_some() && env.embedder.is_some() {
         Mode::Hybrid
     } else {
         Mode::Lexical
     };
-    let churn = crate::repo::load_churn(store)?;
+    let churn = FileChurn::from_history(&commits, store.commits_touching(&paths)?, until);
     let mut examples = Vec::new();
     let mut with_dense = false;
     for Question {
@@ -186,7 +194,7 @@ pub fn tune(
             mode,
             ..Default::default()
         };
-        let ranked = search::rank_candidates(store, "", &req, env)?;
+        let ranked = search::rank_candidates(store, &req, env)?;
         let mut rows = search::file_rows(&ranked);
         // the file history as it stood before this commit: its own change
         // and every later one are not known to the question
@@ -372,15 +380,8 @@ mod tests {
 
     fn row(path: &str, file: Option<u32>, bm25: Option<u32>) -> FileRow {
         FileRow {
-            path: path.into(),
             ranks: [file, bm25, None, None, None, None],
-            prose: false,
-            test: false,
-            pagerank: None,
-            pinned: None,
-            changes: 0,
-            fixes: 0,
-            recent: 0,
+            ..FileRow::new(path)
         }
     }
 
