@@ -113,22 +113,40 @@ fn ascii_parts(w: &[u8], out: &mut Vec<(usize, usize)>) {
 
 /// Identifier-like runs of `text`, with their byte offsets.
 pub fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut iter = text.char_indices().peekable();
+    let bytes = text.as_bytes();
+    let mut i = 0usize;
+    // the length of the word character at `at`, or None; ASCII without decoding
+    let word_char = move |at: usize| -> Option<usize> {
+        let b = bytes[at];
+        if b < 0x80 {
+            return (b.is_ascii_alphanumeric() || b == b'_').then_some(1);
+        }
+        let c = text[at..].chars().next()?;
+        is_word_char(c).then(|| c.len_utf8())
+    };
     std::iter::from_fn(move || {
         loop {
-            let (start, c) = iter.next()?;
-            if !is_word_char(c) {
-                continue;
-            }
-            let mut end = start + c.len_utf8();
-            while let Some(&(i, c)) = iter.peek() {
-                if !is_word_char(c) {
+            // skip to the next word character (char boundaries only)
+            while i < bytes.len() {
+                if word_char(i).is_some() {
                     break;
                 }
-                end = i + c.len_utf8();
-                iter.next();
+                i += 1;
+                while i < bytes.len() && !text.is_char_boundary(i) {
+                    i += 1;
+                }
             }
-            let w = &text[start..end];
+            if i >= bytes.len() {
+                return None;
+            }
+            let start = i;
+            while i < bytes.len() {
+                match word_char(i) {
+                    Some(n) => i += n,
+                    None => break,
+                }
+            }
+            let w = &text[start..i];
             if !is_data(w) {
                 return Some((start, w));
             }
@@ -257,6 +275,48 @@ mod tests {
             }
             slow.extend(subs);
             assert_eq!(fast, slow, "{w}");
+        }
+    }
+
+    /// `words` as a plain walk over chars: what the byte-wise one must equal.
+    fn words_by_char(text: &str) -> Vec<(usize, &str)> {
+        let mut out = Vec::new();
+        let mut start = None;
+        for (i, c) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
+            match (is_word_char(c), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    if !is_data(&text[s..i]) {
+                        out.push((s, &text[s..i]));
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn words_match_a_walk_over_chars() {
+        let long = "x".repeat(300);
+        for text in [
+            "parse_config(self, path='a.toml') -> Config",
+            "naïve café — 東京 mañana_x2 ÅngströmUnit",
+            "emoji 🚀rocket_ship🚀 tab\tend €uro",
+            "a\u{301}b (combining) ℕ⁵ x²",
+            long.as_str(),
+            "",
+            "___",
+        ] {
+            assert_eq!(
+                words(text).collect::<Vec<_>>(),
+                words_by_char(text),
+                "{text}"
+            );
         }
     }
 

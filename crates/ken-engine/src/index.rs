@@ -511,6 +511,8 @@ fn embed(
         semantic::EmbedPlan {
             text: settings.embed_text,
             windows: settings.embed_windows,
+            order: settings.embed_order,
+            budget: settings.embed_budget,
         },
         progress,
     )

@@ -5,9 +5,12 @@
 //! batch is committed to the store's vector cache, so a killed run resumes
 //! without redoing finished batches, and an unchanged chunk is never embedded
 //! twice — also across commits and branches. The search index (a matrix of
-//! the current chunks' vectors) is rebuilt from the cache at the end of a run
-//! and every few minutes during one, so search works before embedding is done.
+//! the current chunks' vectors) is rebuilt from the cache at the end of a run,
+//! every few minutes during one and when a tier of [`embed_tier`] is done,
+//! so search works before embedding is done; a time budget ends a run early
+//! with the rest left for the next.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -95,13 +98,29 @@ pub fn embed_text(c: &StoredChunk, variant: EmbedText) -> String {
     }
 }
 
-/// What is embedded per chunk.
+/// In what order a run embeds what is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum EmbedOrder {
+    /// Chunks outside tests first, then tests, then the extra windows of
+    /// long chunks, shortest first within each (see [`embed_tier`]).
+    #[default]
+    Priority,
+    /// Shortest text first, whatever it is (the order before tiers; kept
+    /// to measure the tiers against).
+    Length,
+}
+
+/// What is embedded per chunk, and how a run goes about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EmbedPlan {
     pub text: EmbedText,
     /// Most vectors per chunk: its whole text (which the model truncates to
     /// its length), then windows over the lines the model did not read.
     pub windows: usize,
+    pub order: EmbedOrder,
+    /// Stop embedding after this long: what was embedded is made
+    /// searchable and the next run goes on from there (None: no limit).
+    pub budget: Option<Duration>,
 }
 
 impl Default for EmbedPlan {
@@ -109,6 +128,8 @@ impl Default for EmbedPlan {
         EmbedPlan {
             text: EmbedText::default(),
             windows: DEFAULT_WINDOWS,
+            order: EmbedOrder::default(),
+            budget: None,
         }
     }
 }
@@ -213,10 +234,59 @@ pub struct EmbedReport {
     pub seconds: f64,
     /// Rows of the vector index after the run.
     pub indexed: u64,
+    /// Texts left for the next run (the time budget ran out).
+    pub left: u64,
 }
 
 const BATCH: usize = 32;
 const REBUILD_EVERY: Duration = Duration::from_secs(300);
+/// A tier that took longer than this is made searchable when it ends.
+const REBUILD_TIER: Duration = Duration::from_secs(20);
+
+/// How soon a chunk's vectors are made, lowest first: a run that stops
+/// early (a time budget, a kill, a server shutting down) then leaves the
+/// vectors most searches need. The first text of every chunk outside tests
+/// comes first, then those of tests, then the extra windows of long chunks;
+/// within a tier the shortest go first, which covers the most chunks per
+/// second (BENCHMARKS.md §16 measures this against tiers by kind).
+fn embed_tier(c: &StoredChunk, window: usize) -> u8 {
+    if window > 0 {
+        2
+    } else if crate::search::is_test_path(&c.path) {
+        1
+    } else {
+        0
+    }
+}
+
+/// The texts still to embed, as (tier, index into `wanted`): each key
+/// once, at the best tier any of its chunks gives it; by tier, then
+/// shortest first within a tier (batches of similar length pad less).
+fn embed_order(
+    chunks: &[StoredChunk],
+    wanted: &[(u64, String, String)],
+    present: &std::collections::HashSet<String>,
+) -> Vec<(u8, usize)> {
+    let by_id: HashMap<u64, &StoredChunk> = chunks.iter().map(|c| (c.id, c)).collect();
+    let mut best: HashMap<&str, (u8, usize)> = HashMap::new();
+    let mut window = 0usize;
+    for (i, (id, _, key)) in wanted.iter().enumerate() {
+        window = if i > 0 && wanted[i - 1].0 == *id {
+            window + 1
+        } else {
+            0
+        };
+        if present.contains(key) {
+            continue;
+        }
+        let tier = by_id.get(id).map_or(1, |c| embed_tier(c, window));
+        let slot = best.entry(key.as_str()).or_insert((tier, i));
+        slot.0 = slot.0.min(tier);
+    }
+    let mut todo: Vec<(u8, usize)> = best.into_values().collect();
+    todo.sort_by_key(|&(tier, i)| (tier, wanted[i].1.len(), i));
+    todo
+}
 
 /// Embed every chunk that has no cached vector, then rebuild the vector index.
 pub fn embed_pending(
@@ -240,22 +310,36 @@ pub fn embed_pending(
     }
     let keys: Vec<String> = wanted.iter().map(|w| w.2.clone()).collect();
     let present = store.vector_keys_present(&model, &keys)?;
-    // unique missing texts, shortest first (batches of similar length pad less)
-    let mut seen = std::collections::HashSet::new();
-    let mut todo: Vec<usize> = (0..wanted.len())
-        .filter(|&i| !present.contains(&keys[i]) && seen.insert(&keys[i]))
-        .collect();
-    todo.sort_by_key(|&i| wanted[i].1.len());
+    let mut todo = embed_order(&chunks, &wanted, &present);
+    if plan.order == EmbedOrder::Length {
+        todo.sort_by_key(|&(_, i)| (wanted[i].1.len(), i));
+    }
     let cached = wanted.len() - todo.len();
     progress.embed_begin(todo.len() as u64, cached as u64);
     // what the vector search holds: a row per (chunk, text) whose vector is cached
     let rows: Vec<(u64, String)> = wanted.iter().map(|w| (w.0, w.2.clone())).collect();
     let mut done = 0u64;
     let mut last_rebuild = Instant::now();
-    for batch in todo.chunks(BATCH) {
+    let mut tier = todo.first().map(|t| t.0);
+    let mut left = 0u64;
+    for (n, batch) in todo.chunks(BATCH).enumerate() {
         if progress.cancelled() {
             return Err(EngineError::stopped());
         }
+        // one batch at least, so that every run makes progress
+        if n > 0 && plan.budget.is_some_and(|b| started.elapsed() > b) {
+            left = (todo.len() - n * BATCH) as u64;
+            break;
+        }
+        // a finished tier is searchable before the next one starts
+        if tier != Some(batch[0].0) {
+            tier = Some(batch[0].0);
+            if last_rebuild.elapsed() > REBUILD_TIER {
+                store.index_vectors(&model, &rows, chunks.len(), batch_seq)?;
+                last_rebuild = Instant::now();
+            }
+        }
+        let batch: Vec<usize> = batch.iter().map(|t| t.1).collect();
         let inputs: Vec<&str> = batch.iter().map(|&i| wanted[i].1.as_str()).collect();
         let vectors = embedder
             .embed_documents(&inputs)
@@ -283,6 +367,7 @@ pub fn embed_pending(
         embedded: done,
         seconds: started.elapsed().as_secs_f64(),
         indexed: meta.rows as u64,
+        left,
     })
 }
 
@@ -435,6 +520,42 @@ mod tests {
     }
 
     #[test]
+    fn source_is_embedded_before_tests_and_windows() {
+        let mk = |id: u64, path: &str, kind: ChunkKind, text: &str| StoredChunk {
+            id,
+            path: path.into(),
+            kind,
+            ..chunk(text.into())
+        };
+        let chunks = vec![
+            mk(1, "tests/test_types.rs", ChunkKind::Function, "fn t() {}"),
+            mk(2, "src/types.rs", ChunkKind::Module, "use x;"),
+            mk(
+                3,
+                "src/types.rs",
+                ChunkKind::Function,
+                "fn longer_definition() {}",
+            ),
+            mk(4, "src/lib.rs", ChunkKind::Struct, "struct S;"),
+            mk(5, "src/copy.rs", ChunkKind::Module, "struct S;"),
+            mk(6, "src/cached.rs", ChunkKind::Function, "fn cached() {}"),
+        ];
+        let mut wanted: Vec<(u64, String, String)> = chunks
+            .iter()
+            .map(|c| (c.id, c.text.clone(), format!("k-{}", c.text)))
+            .collect();
+        // a second window of chunk 3, and chunk 6 already cached
+        wanted.insert(3, (3, "window".into(), "k-window".into()));
+        let present = ["k-fn cached() {}".to_string()].into_iter().collect();
+        let order: Vec<(u8, u64)> = embed_order(&chunks, &wanted, &present)
+            .into_iter()
+            .map(|(tier, i)| (tier, wanted[i].0))
+            .collect();
+        // chunk 5 shares its text with chunk 4 and is not embedded twice
+        assert_eq!(order, vec![(0, 2), (0, 4), (0, 3), (1, 1), (2, 3)]);
+    }
+
+    #[test]
     fn a_short_chunk_is_one_text() {
         let c = chunk("fn f() {}".into());
         let texts = embed_texts(&c, EmbedPlan::default(), 640);
@@ -447,6 +568,7 @@ mod tests {
         let plan = EmbedPlan {
             text: EmbedText::Meta,
             windows: 100,
+            ..EmbedPlan::default()
         };
         let texts = embed_texts(&c, plan, 640);
         // the first text is the whole chunk, as before windows existed (cache keys hold)
@@ -477,16 +599,19 @@ mod tests {
         let capped = EmbedPlan {
             text: EmbedText::Meta,
             windows: 3,
+            ..EmbedPlan::default()
         };
         assert_eq!(embed_texts(&c, capped, 640).len(), 3);
         let one = EmbedPlan {
             text: EmbedText::Meta,
             windows: 1,
+            ..EmbedPlan::default()
         };
         assert_eq!(embed_texts(&c, one, 640).len(), 1);
         let body = EmbedPlan {
             text: EmbedText::Body,
             windows: 3,
+            ..EmbedPlan::default()
         };
         assert!(embed_texts(&c, body, 640)[1].starts_with("    (\"lang"));
         // a model that reads far more: no windows

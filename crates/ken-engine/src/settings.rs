@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use ken_syntax::ChunkOptions;
 
 use crate::search::RankParams;
-use crate::semantic::{EmbedText, EmbedderSpec};
+use crate::semantic::{EmbedOrder, EmbedText, EmbedderSpec};
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -29,6 +29,11 @@ pub struct Settings {
     pub embed_text: EmbedText,
     /// Most vectors per long chunk (1: its first lines only).
     pub embed_windows: usize,
+    /// In what order missing vectors are made.
+    pub embed_order: EmbedOrder,
+    /// Most time one run spends embedding (None: until done); the rest
+    /// waits for the next run.
+    pub embed_budget: Option<std::time::Duration>,
     /// A rerank endpoint scoring the best hits of every search again (None: off).
     pub reranker: Option<ken_embed::RerankConfig>,
     /// Hits the reranker reads per search.
@@ -77,6 +82,8 @@ impl Settings {
             embedder: EmbedderSpec::Off,
             embed_text: EmbedText::default(),
             embed_windows: crate::semantic::DEFAULT_WINDOWS,
+            embed_order: EmbedOrder::default(),
+            embed_budget: None,
             reranker: None,
             rerank_top: 20,
             llm: None,

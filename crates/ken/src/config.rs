@@ -39,6 +39,13 @@ pub struct FileConfig {
     /// Most vectors per long chunk: its whole text, then windows over the
     /// lines past what the model reads (1: the first lines only; default 4).
     pub embed_windows: Option<usize>,
+    /// What a run embeds first: `priority` (chunks outside tests, then
+    /// tests, then the extra windows of long chunks, shortest first within
+    /// each; the default) or `length` (shortest text first).
+    pub embed_order: Option<String>,
+    /// Most seconds one `ken index` spends embedding; what is left is
+    /// embedded by the next run (default: no limit).
+    pub embed_budget_secs: Option<u64>,
     /// The local model's dense layers in int8: twice the speed, vectors within
     /// cosine 0.996 of f32 (BENCHMARKS.md §4). Default: on where the CPU has
     /// AVX-512 VNNI.
@@ -340,6 +347,16 @@ pub fn settings(
     }
     if let Some(w) = file.embed_windows {
         s.embed_windows = w.max(1);
+    }
+    match file.embed_order.as_deref() {
+        None | Some("priority") => {}
+        Some("length") => s.embed_order = ken_engine::semantic::EmbedOrder::Length,
+        Some(other) => bail!(ken_engine::EngineError::bad_input(format!(
+            "config.toml: embed_order = {other:?}: use \"priority\" or \"length\""
+        ))),
+    }
+    if let Some(b) = file.embed_budget_secs {
+        s.embed_budget = Some(std::time::Duration::from_secs(b));
     }
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;

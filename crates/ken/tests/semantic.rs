@@ -249,6 +249,75 @@ fn killed_embedding_resumes_and_search_reports_coverage() {
     assert!(notes.contains("semantic coverage"), "{v}");
 }
 
+#[test]
+fn a_time_budget_embeds_source_before_tests() {
+    let r = Repo::new();
+    let mut src = String::from("import os\nLIMIT = 3\n\n");
+    for i in 0..20 {
+        src.push_str(&format!(
+            "def retry_request_{i}(session, attempts={i}):\n    \"\"\"Retry a failed HTTP request with backoff.\"\"\"\n    for n in range(attempts):\n        if session.send():\n            return n\n    return -1\n\n\n"
+        ));
+    }
+    r.write("client/retry.py", src);
+    let mut tests = String::from("import pytest\n\n");
+    for i in 0..60 {
+        tests.push_str(&format!(
+            "def test_retry_{i}():\n    session = FakeSession(fail_times={i})\n    assert retry_request_{}(session) == -1\n    assert session.calls == {i}\n\n\n",
+            i % 20
+        ));
+    }
+    r.write("tests/test_retry.py", tests);
+    r.write("README.md", "# client\n\nRetries requests.\n");
+    r.commit("client");
+    let p = r.path().to_str().unwrap().to_string();
+    let ken = Ken::new();
+
+    // a budget of 0 s: one batch (32 texts), the source's among them
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", &p, "--name", "cl", "--embed-budget", "0"]);
+    let e = json_of(c)["embed"].clone();
+    assert_eq!(e["embedded"], 32, "{e}");
+    let left = e["left"].as_u64().unwrap();
+    assert!(left > 0, "{e}");
+    assert_eq!(e["indexed"], 32, "what was embedded is searchable: {e}");
+    let mut c = ken.cmd_embedding();
+    c.args([
+        "search",
+        "--json",
+        "--mode",
+        "semantic",
+        "-n",
+        "60",
+        "retry with backoff",
+    ]);
+    let v = json_of(c);
+    let hits = v["results"].as_array().unwrap();
+    let held = |dir: &str| {
+        hits.iter()
+            .filter(|h| h["path"].as_str().unwrap().starts_with(dir))
+            .count()
+    };
+    // the 20 definitions, the module chunk and the README, then tests
+    assert_eq!(
+        held("client/"),
+        21,
+        "every chunk of the source is held: {v}"
+    );
+    assert!(held("tests/") <= 10, "tests wait: {v}");
+    assert!(
+        v["notes"].to_string().contains("semantic coverage"),
+        "partial coverage is said: {v}"
+    );
+
+    // the next run goes on from there
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", &p, "--name", "cl"]);
+    let e = json_of(c)["embed"].clone();
+    assert_eq!(e["embedded"].as_u64().unwrap(), left, "{e}");
+    assert_eq!(e["left"], 0);
+    assert_eq!(e["indexed"], e["chunks"]);
+}
+
 /// A long function whose last lines are what the question is about.
 fn long_function_repo() -> Repo {
     let r = Repo::new();

@@ -32,64 +32,106 @@ pub fn query_terms(text: &str) -> Vec<String> {
 
 thread_local! {
     /// Stems of recently seen words: code repeats its vocabulary endlessly.
-    static STEMS: RefCell<(frostem::Stemmer, HashMap<String, String>)> =
-        RefCell::new((frostem::Stemmer::new(frostem::Algorithm::English), HashMap::new()));
+    static STEMS: RefCell<Stems> = RefCell::new(Stems {
+        stemmer: frostem::Stemmer::new(frostem::Algorithm::English),
+        cache: HashMap::default(),
+    });
 }
 
-/// English Snowball stem of a lowercase sub-word, cached per thread.
-fn stem(word: &str) -> String {
-    STEMS.with(|cell| {
-        let (stemmer, cache) = &mut *cell.borrow_mut();
-        if let Some(s) = cache.get(word) {
-            return s.clone();
+struct Stems {
+    stemmer: frostem::Stemmer,
+    cache: HashMap<String, String, foldhash::fast::RandomState>,
+}
+
+impl Stems {
+    /// Append the English Snowball stem of a lowercase sub-word to `out`.
+    fn push(&mut self, word: &str, out: &mut String) {
+        if let Some(s) = self.cache.get(word) {
+            out.push_str(s);
+            return;
         }
-        let s = stemmer.stem(word).into_owned();
-        if cache.len() > 200_000 {
-            cache.clear();
+        let s = self.stemmer.stem(word).into_owned();
+        out.push_str(&s);
+        if self.cache.len() > 200_000 {
+            self.cache.clear();
         }
-        cache.insert(word.to_string(), s.clone());
-        s
-    })
+        self.cache.insert(word.to_string(), s);
+    }
 }
 
 #[derive(Clone, Default)]
 pub struct CodeTokenizer;
 
+/// The tokens of one text: their stems one after another in `stems`, so
+/// that a text costs two allocations, not one per token; each is copied
+/// into `token` as the stream advances.
 pub struct CodeTokenStream {
-    tokens: Vec<Token>,
+    stems: String,
+    spans: Vec<Span>,
     next: usize,
+    token: Token,
+}
+
+/// A token: where its stem ends in `stems`, its position and its bytes in the text.
+struct Span {
+    end: usize,
+    position: usize,
+    from: usize,
+    to: usize,
 }
 
 impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
-        let mut tokens = Vec::new();
-        ken_core::ident::index_tokens(text, |t, pos, from, to| {
-            tokens.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position: pos,
-                text: stem(t),
-                position_length: 1,
+        let mut stems = String::with_capacity(text.len() / 2);
+        let mut spans = Vec::with_capacity(text.len() / 6);
+        STEMS.with(|cell| {
+            let cache = &mut *cell.borrow_mut();
+            ken_core::ident::index_tokens(text, |t, position, from, to| {
+                cache.push(t, &mut stems);
+                spans.push(Span {
+                    end: stems.len(),
+                    position,
+                    from,
+                    to,
+                });
             });
         });
-        CodeTokenStream { tokens, next: 0 }
+        CodeTokenStream {
+            stems,
+            spans,
+            next: 0,
+            token: Token::default(),
+        }
     }
 }
 
 impl TokenStream for CodeTokenStream {
     fn advance(&mut self) -> bool {
+        let Some(span) = self.spans.get(self.next) else {
+            return false;
+        };
+        let start = match self.next {
+            0 => 0,
+            n => self.spans[n - 1].end,
+        };
+        self.token.text.clear();
+        self.token.text.push_str(&self.stems[start..span.end]);
+        self.token.position = span.position;
+        self.token.offset_from = span.from;
+        self.token.offset_to = span.to;
+        self.token.position_length = 1;
         self.next += 1;
-        self.next <= self.tokens.len()
+        true
     }
 
     fn token(&self) -> &Token {
-        &self.tokens[self.next - 1]
+        &self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        &mut self.tokens[self.next - 1]
+        &mut self.token
     }
 }
 
@@ -108,5 +150,29 @@ mod tests {
             ["parseconfig", "pars", "config"]
         );
         assert_eq!(query_terms("teardown callbacks"), ["teardown", "callback"]);
+    }
+
+    #[test]
+    fn tokens_carry_positions_and_offsets() {
+        let text = "def parseConfig(paths):  # naïve";
+        let mut a = analyzer();
+        let mut stream = a.token_stream(text);
+        let mut got = Vec::new();
+        while let Some(t) = stream.next() {
+            got.push((t.text.clone(), t.position, t.offset_from, t.offset_to));
+        }
+        let want = [
+            ("def", 0, 0, 3),
+            ("parseconfig", 1, 4, 15),
+            ("pars", 1, 4, 15),
+            ("config", 2, 4, 15),
+            ("path", 3, 16, 21),
+            ("naïv", 4, 27, 33),
+        ];
+        let want: Vec<(String, usize, usize, usize)> = want
+            .iter()
+            .map(|&(t, p, f, e)| (t.to_string(), p, f, e))
+            .collect();
+        assert_eq!(got, want);
     }
 }

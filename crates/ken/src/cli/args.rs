@@ -345,6 +345,11 @@ pub struct IndexArgs {
     /// Build the lexical index only; embed later with another `ken index`.
     #[arg(long)]
     pub no_embed: bool,
+    /// Spend at most this many seconds embedding: source is embedded
+    /// before tests, what is done becomes searchable, and the next
+    /// `ken index` goes on from there.
+    #[arg(long, value_name = "SECS", conflicts_with = "no_embed")]
+    pub embed_budget: Option<u64>,
 }
 
 #[derive(Debug, Args)]

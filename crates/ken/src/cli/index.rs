@@ -9,7 +9,10 @@ use crate::wire;
 
 pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i32> {
     let mut settings = engine.settings().clone();
-    let changed = a.max_file_size.is_some() || a.threads.is_some();
+    let changed = a.max_file_size.is_some() || a.threads.is_some() || a.embed_budget.is_some();
+    if let Some(b) = a.embed_budget {
+        settings.embed_budget = Some(std::time::Duration::from_secs(b));
+    }
     if let Some(m) = a.max_file_size {
         settings.max_file_bytes = m;
     }
@@ -89,6 +92,15 @@ fn print_summary(r: &IndexReport, out: &Output) {
         outln!("  skipped: {}", parts.join(", "));
     }
     match &r.embed {
+        Some(e) if e.left > 0 => outln!(
+            "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index · {} left for the next `ken index` (the time budget ran out)",
+            e.embedded,
+            e.model,
+            e.seconds,
+            e.cached,
+            e.indexed,
+            e.left
+        ),
         Some(e) if e.embedded > 0 => outln!(
             "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index",
             e.embedded,
