@@ -1,7 +1,7 @@
 //! The indexing pipeline: resolve the source, list its files, compare with
 //! what the index holds, and re-process only what changed.
 //!
-//! Readers and parsers run on worker threads; one writer applies batches to
+//! Readers and parsers run on worker threads; one writer thread applies batches to
 //! the store. Every batch is atomic, so a killed run leaves the last
 //! committed index searchable and the next run picks up where it stopped
 //! (files whose stored id already matches are not redone).
@@ -74,7 +74,8 @@ pub struct IndexReport {
     pub elapsed_ms: u64,
 }
 
-/// Progress of a run, for a bar or a log. Called from the writer thread.
+/// Progress of a run, for a bar or a log. Called from the thread that
+/// gathers the parsed files into batches.
 pub trait Progress: EmbedProgress {
     fn begin(&self, _files: u64, _bytes: u64) {}
     fn advance(&self, _files: u64, _bytes: u64, _chunks: u64) {}
@@ -239,7 +240,7 @@ pub fn index(
     let started = Instant::now();
     let target = resolve(settings, req)?;
     let mut store = settings.stores()?.open_for_writing(&target.name)?;
-    let store: &mut dyn Store = &mut *store;
+    let store: &mut (dyn Store + Send + Sync) = &mut *store;
     let mut report = IndexReport {
         name: target.name.clone(),
         commit: target.commit.as_ref().map(|c| c.sha.clone()),
@@ -573,12 +574,14 @@ fn fill_counts(store: &dyn Store, report: &mut IndexReport) -> Result<()> {
 const BATCH_FILES: usize = 1000;
 const BATCH_BYTES: usize = 16 << 20;
 
-/// Read, filter and parse `todo` on worker threads; write batches here.
+/// Read, filter and parse `todo` on worker threads; gather batches here;
+/// write them on a thread of their own, so that parsing goes on while a
+/// batch is written (one batch waits at most; batches are written in order).
 fn process(
     settings: &Settings,
     reader: &Reader,
     todo: &[&Entry],
-    store: &mut dyn Store,
+    store: &mut (dyn Store + Send + Sync),
     progress: &dyn Progress,
     report: &mut IndexReport,
 ) -> Result<()> {
@@ -586,6 +589,7 @@ fn process(
     let failed = AtomicBool::new(false);
     let workers = settings.threads.clamp(1, 16);
     let (tx, rx) = mpsc::sync_channel::<(FileUpdate, Vec<String>)>(256);
+    let (batch_tx, batch_rx) = mpsc::sync_channel::<Batch>(1);
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -604,14 +608,25 @@ fn process(
             });
         }
         drop(tx);
+        let writer = {
+            let failed = &failed;
+            scope.spawn(move || -> Result<()> {
+                for batch in batch_rx {
+                    if let Err(e) = store.write_batch(batch) {
+                        failed.store(true, Ordering::Relaxed);
+                        return Err(e.into());
+                    }
+                }
+                Ok(())
+            })
+        };
         let mut batch = Batch::default();
         let mut batch_bytes = 0usize;
         let (mut files, mut bytes, mut chunks) = (0u64, 0u64, 0u64);
         let mut diagnostics = 0u64;
-        let mut result = Ok(());
+        let mut stopped = false;
         for (update, warnings) in rx {
-            if result.is_err() {
-                failed.store(true, Ordering::Relaxed);
+            if stopped || failed.load(Ordering::Relaxed) {
                 continue; // drain so workers finish
             }
             files += 1;
@@ -628,20 +643,27 @@ fn process(
             batch_bytes += update.size as usize;
             batch.upserts.push(update);
             if progress.cancelled() {
-                result = Err(EngineError::stopped());
+                stopped = true;
+                failed.store(true, Ordering::Relaxed);
                 continue;
             }
             if batch.upserts.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
-                result = store
-                    .write_batch(std::mem::take(&mut batch))
-                    .map_err(EngineError::from);
+                // a closed channel means the writer failed; its error is below
+                let _ = batch_tx.send(std::mem::take(&mut batch));
                 batch_bytes = 0;
             }
             progress.advance(files, bytes, chunks);
         }
-        result?;
-        if !batch.is_empty() && !progress.cancelled() {
-            store.write_batch(batch)?;
+        if !batch.is_empty() && !stopped && !failed.load(Ordering::Relaxed) && !progress.cancelled()
+        {
+            let _ = batch_tx.send(batch);
+        }
+        drop(batch_tx);
+        writer
+            .join()
+            .map_err(|_| EngineError::internal("the index writer panicked"))??;
+        if stopped {
+            return Err(EngineError::stopped());
         }
         report.processed = files;
         report.bytes = bytes;
