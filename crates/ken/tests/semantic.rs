@@ -249,6 +249,16 @@ fn killed_embedding_resumes_and_search_reports_coverage() {
     assert!(notes.contains("semantic coverage"), "{v}");
 }
 
+/// `ken search --json --mode semantic -n LIMIT QUERY`.
+fn semantic_search(ken: &Ken, query: &str, limit: usize) -> serde_json::Value {
+    let mut c = ken.cmd_embedding();
+    let limit = limit.to_string();
+    c.args([
+        "search", "--json", "--mode", "semantic", "-n", &limit, query,
+    ]);
+    json_of(c)
+}
+
 #[test]
 fn a_time_budget_embeds_source_before_tests() {
     let r = Repo::new();
@@ -280,17 +290,7 @@ fn a_time_budget_embeds_source_before_tests() {
     let left = e["left"].as_u64().unwrap();
     assert!(left > 0, "{e}");
     assert_eq!(e["indexed"], 32, "what was embedded is searchable: {e}");
-    let mut c = ken.cmd_embedding();
-    c.args([
-        "search",
-        "--json",
-        "--mode",
-        "semantic",
-        "-n",
-        "60",
-        "retry with backoff",
-    ]);
-    let v = json_of(c);
+    let v = semantic_search(&ken, "retry with backoff", 60);
     let hits = v["results"].as_array().unwrap();
     let held = |dir: &str| {
         hits.iter()
@@ -358,17 +358,11 @@ fn long_chunks_are_embedded_in_windows() {
     let chunks = v["embed"]["chunks"].as_u64().unwrap();
     let rows = v["embed"]["indexed"].as_u64().unwrap();
     assert!(rows > chunks, "the long function has several vectors: {v}");
-    let mut c = ken.cmd_embedding();
-    c.args([
-        "search",
-        "--json",
-        "--mode",
-        "semantic",
-        "--limit",
-        "5",
+    let v = semantic_search(
+        &ken,
         "retry with a doubling delay when the server is overloaded",
-    ]);
-    let v = json_of(c);
+        5,
+    );
     let results = v["results"].as_array().unwrap();
     assert_eq!(results[0]["symbol"], "run_client", "{v}");
     // one result per chunk, however many of its windows matched
