@@ -312,6 +312,8 @@ pub fn embed_pending(
     let present = store.vector_keys_present(&model, &keys)?;
     let mut todo = embed_order(&chunks, &wanted, &present);
     if plan.order == EmbedOrder::Length {
+        // one tier: no rebuilds at tier boundaries
+        todo = todo.into_iter().map(|(_, i)| (0, i)).collect();
         todo.sort_by_key(|&(_, i)| (wanted[i].1.len(), i));
     }
     let cached = wanted.len() - todo.len();
