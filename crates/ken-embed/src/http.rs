@@ -107,6 +107,38 @@ struct Item {
 /// Longest part of a response body quoted in an error.
 const BODY_EXCERPT: usize = 300;
 
+/// `base_url` trimmed, and the URL of its `suffix` endpoint (`base/suffix`
+/// unless `base` ends so already); a base that is not http(s) is a
+/// configuration error about the `what` endpoint, ending in `hint`.
+pub(crate) fn endpoint(
+    base_url: &str,
+    suffix: &str,
+    what: &str,
+    hint: &str,
+) -> Result<(String, String)> {
+    let base = base_url.trim().trim_end_matches('/').to_string();
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(EmbedError::BadConfig(format!(
+            "{what} base URL {base:?} must start with http:// or https://{hint}"
+        )));
+    }
+    let url = if base.ends_with(suffix) {
+        base.clone()
+    } else {
+        format!("{base}{suffix}")
+    };
+    Ok((base, url))
+}
+
+/// A blocking client whose requests and connections give up after `timeout`.
+pub(crate) fn client(timeout: Duration) -> Result<reqwest::blocking::Client> {
+    reqwest::blocking::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .build()
+        .map_err(|e| EmbedError::BadConfig(format!("cannot build the HTTP client: {e}")))
+}
+
 /// A response body fit to quote in an error: its start, with the API key
 /// (when one is set) never in it.
 pub(crate) fn redact(text: &str, api_key: Option<&str>) -> String {
@@ -120,13 +152,12 @@ pub(crate) fn redact(text: &str, api_key: Option<&str>) -> String {
 impl HttpEmbedder {
     /// Checks the configuration and builds the client; sends nothing.
     pub fn new(cfg: HttpConfig) -> Result<HttpEmbedder> {
-        let base = cfg.base_url.trim().trim_end_matches('/').to_string();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(EmbedError::BadConfig(format!(
-                "embedding base URL {base:?} must start with http:// or https:// \
-                 (e.g. https://api.openai.com/v1); set KEN_EMBED_BASE_URL"
-            )));
-        }
+        let (base, url) = endpoint(
+            &cfg.base_url,
+            "/embeddings",
+            "embedding",
+            " (e.g. https://api.openai.com/v1); set KEN_EMBED_BASE_URL",
+        )?;
         if cfg.model.trim().is_empty() {
             return Err(EmbedError::BadConfig(
                 "no embedding model name; set KEN_EMBED_MODEL".into(),
@@ -137,16 +168,7 @@ impl HttpEmbedder {
                 "batch_size must be at least 1".into(),
             ));
         }
-        let url = if base.ends_with("/embeddings") {
-            base.clone()
-        } else {
-            format!("{base}/embeddings")
-        };
-        let client = reqwest::blocking::Client::builder()
-            .timeout(cfg.timeout)
-            .connect_timeout(cfg.timeout)
-            .build()
-            .map_err(|e| EmbedError::BadConfig(format!("cannot build the HTTP client: {e}")))?;
+        let client = client(cfg.timeout)?;
         let dim = OnceLock::new();
         if let Some(d) = cfg.dim {
             let _ = dim.set(d);

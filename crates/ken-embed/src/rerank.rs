@@ -95,27 +95,14 @@ enum Answer {
 impl HttpReranker {
     /// Checks the configuration and builds the client; sends nothing.
     pub fn new(cfg: RerankConfig) -> Result<HttpReranker> {
-        let base = cfg.base_url.trim().trim_end_matches('/').to_string();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(EmbedError::BadConfig(format!(
-                "rerank base URL {base:?} must start with http:// or https://; set rerank_base_url"
-            )));
-        }
+        let (base, url) =
+            crate::http::endpoint(&cfg.base_url, "/rerank", "rerank", "; set rerank_base_url")?;
         if cfg.api == RerankApi::Cohere && cfg.model.trim().is_empty() {
             return Err(EmbedError::BadConfig(
                 "no rerank model name; set rerank_model".into(),
             ));
         }
-        let url = if base.ends_with("/rerank") {
-            base.clone()
-        } else {
-            format!("{base}/rerank")
-        };
-        let client = reqwest::blocking::Client::builder()
-            .timeout(cfg.timeout)
-            .connect_timeout(cfg.timeout)
-            .build()
-            .map_err(|e| EmbedError::BadConfig(format!("cannot build the HTTP client: {e}")))?;
+        let client = crate::http::client(cfg.timeout)?;
         Ok(HttpReranker {
             id: format!("http:{base}:{}", cfg.model),
             url,

@@ -109,6 +109,11 @@ impl Default for RankParams {
 }
 
 impl RankParams {
+    /// The reciprocal-rank-fusion score of `rank` (from 1) in a list of weight `w`.
+    pub fn rrf(&self, w: f32, rank: usize) -> f32 {
+        w / (self.k + rank as f32)
+    }
+
     /// Set one constant by name (`--param KEY=VALUE`, for experiments).
     pub fn set(&mut self, key: &str, v: f32) -> Result<()> {
         match key {

@@ -155,13 +155,17 @@ impl OpenRepo {
 
 /// The history of every indexed file, for the churn and fix priors.
 pub fn load_churn(store: &dyn ken_store::Store) -> Result<FileChurn> {
-    let paths: Vec<String> = store
+    FileChurn::load(store, &indexed_paths(store)?, store.state()?.commit_time)
+}
+
+/// The paths of the files the index holds (skipped files left out).
+pub fn indexed_paths(store: &dyn ken_store::Store) -> Result<Vec<String>> {
+    Ok(store
         .files()?
         .into_iter()
         .filter(|f| f.skip.is_none())
         .map(|f| f.path)
-        .collect();
-    FileChurn::load(store, &paths, store.state()?.commit_time)
+        .collect())
 }
 
 #[cfg(test)]

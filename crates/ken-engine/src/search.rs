@@ -221,7 +221,6 @@ pub(crate) fn rank_candidates(
         weights: p.fields,
     };
     let mut cands: HashMap<u64, Candidate> = HashMap::new();
-    let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
 
     add_dense(store, req, env, allowed.as_ref(), &mut cands, &mut notes)?;
 
@@ -233,7 +232,7 @@ pub(crate) fn rank_candidates(
     };
     for (i, h) in chunk_hits.iter().enumerate() {
         let c = cands.entry(h.chunk_id).or_default();
-        c.fused += rrf(p.w_bm25, i + 1);
+        c.fused += p.rrf(p.w_bm25, i + 1);
         c.signals.set("bm25", i as u32 + 1, h.score);
     }
 
@@ -349,15 +348,15 @@ pub(crate) fn rank_candidates(
             continue;
         }
         if let Some((rank, score)) = file_rank.get(chunk.path.as_str()) {
-            c.fused += rrf(p.w_file, *rank);
+            c.fused += p.rrf(p.w_file, *rank);
             c.signals.set("file", *rank as u32, *score);
         }
         if let Some(rank) = mention_rank.get(chunk.path.as_str()) {
-            c.fused += rrf(p.w_mention, *rank);
+            c.fused += p.rrf(p.w_mention, *rank);
             c.signals.set("mention", *rank as u32, 1.0);
         }
         if let Some((rank, score)) = ppr_rank.get(&chunk.path) {
-            c.fused += rrf(p.w_ppr, *rank);
+            c.fused += p.rrf(p.w_ppr, *rank);
             c.signals.set("ppr", *rank as u32, *score);
         }
         c.fused *= prior(chunk, p);
@@ -519,7 +518,6 @@ fn add_dense(
     notes: &mut Vec<String>,
 ) -> Result<()> {
     let p = env.rank;
-    let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
     if let Some(e) = env.embedder.filter(|_| req.mode != Mode::Lexical) {
         match env.vectors {
             Some(view) => {
@@ -536,7 +534,7 @@ fn add_dense(
                 )?;
                 for (i, (id, score)) in hits.iter().enumerate() {
                     let c = cands.entry(*id).or_default();
-                    c.fused += rrf(p.w_dense, i + 1);
+                    c.fused += p.rrf(p.w_dense, i + 1);
                     c.signals.set("dense", i as u32 + 1, *score);
                 }
                 if held < chunks {
@@ -566,7 +564,6 @@ fn add_symbols(
     cands: &mut HashMap<u64, Candidate>,
     p: &RankParams,
 ) -> Result<Vec<(u64, SymbolTier, bool)>> {
-    let rrf = |w: f32, rank: usize| w / (p.k + rank as f32);
     let idents = identifiers(query);
     let mut exact_order: Vec<(u64, SymbolTier, bool)> = Vec::new();
     let mut partial_rank = 0usize;
@@ -592,7 +589,7 @@ fn add_symbols(
                     weak_rank += 1;
                     if c.signals.get("word_symbol").is_none() {
                         c.signals.set("word_symbol", weak_rank as u32, 0.5);
-                        c.fused += rrf(p.w_weak, weak_rank);
+                        c.fused += p.rrf(p.w_weak, weak_rank);
                     }
                 }
                 SymbolTier::Exact | SymbolTier::ExactFolded => {
@@ -607,7 +604,7 @@ fn add_symbols(
                                 0.9
                             },
                         );
-                        c.fused += rrf(p.w_symbol, rank);
+                        c.fused += p.rrf(p.w_symbol, rank);
                         exact_order.push((m.chunk_id, m.tier, strong));
                         c.definition = Some(m);
                     }
@@ -616,7 +613,7 @@ fn add_symbols(
                     partial_rank += 1;
                     if c.signals.get(tier.name()).is_none() {
                         c.signals.set(tier.name(), partial_rank as u32, 0.5);
-                        c.fused += rrf(p.w_partial, partial_rank);
+                        c.fused += p.rrf(p.w_partial, partial_rank);
                     }
                 }
             }

@@ -16,9 +16,8 @@ use std::time::Instant;
 use ken_core::Language;
 use ken_store::{CommitRecord, Store, TunedRanking};
 
-use crate::churn::FileChurn;
-
 use crate::Result;
+use crate::churn::FileChurn;
 use crate::fusion::{self, FileRow, FileWeights};
 use crate::search::is_test_path;
 use crate::search::{self, Mode, RankParams, SearchEnv, SearchRequest};
@@ -164,12 +163,7 @@ pub fn tune(
 ) -> Result<Option<TunedRanking>> {
     let started = Instant::now();
     // history and the file list, read once for the questions and the priors
-    let paths: Vec<String> = store
-        .files()?
-        .into_iter()
-        .filter(|f| f.skip.is_none())
-        .map(|f| f.path)
-        .collect();
+    let paths = crate::repo::indexed_paths(store)?;
     let indexed: HashSet<String> = paths.iter().cloned().collect();
     let commits = store.all_commits()?;
     let questions = history_questions(store, &commits, &indexed, until, opts.max_queries)?;

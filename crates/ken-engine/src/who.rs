@@ -126,10 +126,11 @@ pub fn who_store(
     })
 }
 
-/// Past commits whose messages (and changed paths) match a question best,
-/// each weighted by its match relative to the best.
+/// Past commits read for a question.
 const SIMILAR_COMMITS: usize = 10;
 
+/// Past commits whose messages (and changed paths) match a question best,
+/// each weighted by `w` times its match relative to the best.
 fn similar_commits(store: &dyn Store, question: &str, w: f32) -> Result<Vec<(String, f32)>> {
     if w <= 0.0 {
         return Ok(Vec::new());
