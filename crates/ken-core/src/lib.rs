@@ -27,6 +27,17 @@ pub fn content_hash(bytes: &[u8]) -> String {
     s
 }
 
+/// Lowercase hex of `bytes`.
+pub fn encode_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
 /// The bytes of a hex string (either case), or None when it is not one.
 pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -56,5 +67,13 @@ mod tests {
         for bad in ["abc", "zz", "+1", "é0", " 1"] {
             assert_eq!(super::decode_hex(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn hex_encodes_lowercase_and_round_trips() {
+        assert_eq!(super::encode_hex(&[0, 255, 0xab, 9]), "00ffab09");
+        assert_eq!(super::encode_hex(&[]), "");
+        let sha = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+        assert_eq!(super::encode_hex(&super::decode_hex(sha).unwrap()), sha);
     }
 }

@@ -127,6 +127,36 @@ impl LexicalIndex {
         Ok(())
     }
 
+    /// Merge every segment into one when the segments besides the largest
+    /// hold at least an eighth as many documents as it does (a full index
+    /// written in several segments: one term dictionary instead of one per
+    /// segment, and deleted documents dropped; a small update leaves its
+    /// segment to tantivy's own merge policy). Best effort: a merge tantivy
+    /// already runs on the same segments is left to finish on its own.
+    /// Returns whether segments were merged.
+    pub fn merge_segments(&mut self) -> Result<bool> {
+        let metas = self.index.searchable_segment_metas()?;
+        let largest = metas.iter().map(|m| m.max_doc()).max().unwrap_or(0);
+        let rest: u32 = metas.iter().map(|m| m.max_doc()).sum::<u32>() - largest;
+        if metas.len() < 2 || rest.saturating_mul(8) < largest {
+            return Ok(false);
+        }
+        let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
+        // a segment's files live as long as anything holds its meta
+        drop(metas);
+        let merged = self.writer().merge(&ids).wait().is_ok();
+        self.reader.reload()?;
+        // the merged segments' files go once no searcher holds them
+        self.writer().garbage_collect_files().wait()?;
+        Ok(merged)
+    }
+
+    /// Segments readers search (for tests and reports).
+    #[cfg(test)]
+    pub fn segments(&self) -> usize {
+        self.reader.searcher().segment_readers().len()
+    }
+
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
     }
@@ -233,4 +263,75 @@ pub(crate) fn query_terms(text: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     terms.retain(|t| seen.insert(t.clone()));
     terms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files_in(dir: &Path) -> usize {
+        std::fs::read_dir(dir).unwrap().count()
+    }
+
+    #[test]
+    fn segments_are_merged_into_one_and_their_files_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ix = LexicalIndex::open(dir.path()).unwrap();
+        ix.start_writing(15_000_000).unwrap();
+        // three commits, three segments: 40 documents, then 10 and 10
+        let mut id = 0u64;
+        for (word, n) in [("alpha", 40), ("beta", 10), ("gamma", 10)] {
+            for _ in 0..n {
+                let path = format!("src/{word}_{id}.py");
+                let body = format!("def {word}_handler(): return {id}");
+                ix.add(&LexDoc {
+                    chunk_id: id,
+                    path: &path,
+                    lang: "python",
+                    body: &body,
+                    symbol: word,
+                    doc: "",
+                })
+                .unwrap();
+                id += 1;
+            }
+            ix.commit(&id.to_string()).unwrap();
+        }
+        assert_eq!(ix.segments(), 3);
+        let before = files_in(dir.path());
+        assert!(ix.merge_segments().unwrap());
+        assert_eq!(ix.segments(), 1);
+        assert!(
+            files_in(dir.path()) < before,
+            "the merged segments' files are deleted"
+        );
+        assert_eq!(ix.num_docs(), 60);
+        // the payload of the last commit (the batch journal's) survives it
+        let meta = ix.index.load_metas().unwrap();
+        assert_eq!(meta.payload.as_deref(), Some("60"));
+        let q = LexicalQuery {
+            text: "beta handler".into(),
+            limit: 10,
+            ..LexicalQuery::default()
+        };
+        let top = ix.search(&q).unwrap()[0].0;
+        assert!((40..50).contains(&top), "{top}");
+        // one segment: nothing to merge; a small new one is left to tantivy
+        assert!(!ix.merge_segments().unwrap());
+        ix.add(&LexDoc {
+            chunk_id: 99,
+            path: "src/delta.py",
+            lang: "python",
+            body: "def delta(): pass",
+            symbol: "delta",
+            doc: "",
+        })
+        .unwrap();
+        ix.commit("99").unwrap();
+        assert!(
+            !ix.merge_segments().unwrap(),
+            "1 document beside 60 stays apart"
+        );
+        assert_eq!(ix.segments(), 2);
+    }
 }

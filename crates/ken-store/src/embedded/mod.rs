@@ -14,6 +14,7 @@
 //! index is consistent again (searches meanwhile drop hits SQLite does not
 //! know). Chunk ids are reserved before use and never reused.
 
+mod history;
 pub(crate) mod lexical;
 pub(crate) mod pool;
 mod provider;
@@ -190,7 +191,11 @@ impl EmbeddedStore {
 
     fn symbol_names(&self, path: &str) -> Result<String> {
         let conn = self.conns.get()?;
-        let mut stmt = conn.prepare_cached("SELECT qualname FROM symbols WHERE path = ?1")?;
+        // by the chunks of the file: symbols have no index of their own by path
+        let mut stmt = conn.prepare_cached(
+            "SELECT s.qualname FROM chunks c JOIN symbols s ON s.chunk_id = c.id
+             WHERE c.path = ?1 ORDER BY s.rowid",
+        )?;
         let names: Vec<String> = stmt
             .query_map([path], |r| r.get(0))?
             .collect::<std::result::Result<_, _>>()?;
@@ -341,13 +346,16 @@ impl IndexStore for EmbeddedStore {
         let tx = conn.transaction()?;
         {
             let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
-            let mut del_symbols = tx.prepare_cached("DELETE FROM symbols WHERE path = ?1")?;
+            // a file's symbols through its chunks (before those go)
+            let mut del_symbols = tx.prepare_cached(
+                "DELETE FROM symbols WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
+            )?;
             let mut del_facts = tx.prepare_cached("DELETE FROM facts WHERE path = ?1")?;
             let mut del_blame_done = tx.prepare_cached("DELETE FROM blame_done WHERE path = ?1")?;
             let mut del_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
             for p in &paths {
-                del_chunks.execute([p])?;
                 del_symbols.execute([p])?;
+                del_chunks.execute([p])?;
                 del_facts.execute([p])?;
                 if batch.deletes.iter().any(|d| d == p) {
                     sql::delete_blame(&tx, p)?;
@@ -409,7 +417,7 @@ impl IndexStore for EmbeddedStore {
                         c.end_byte,
                         c.trivial as i64,
                         c.cell,
-                        ken_core::content_hash(c.text.as_bytes()),
+                        sql::hex_value(&ken_core::content_hash(c.text.as_bytes())),
                         texts::pack_field(stored_text),
                     ])?;
                 }
@@ -455,6 +463,8 @@ impl IndexStore for EmbeddedStore {
 
     fn finish(&mut self) -> Result<()> {
         self.writing()?;
+        self.chunk_index.merge_segments()?;
+        self.file_index.merge_segments()?;
         let conn = self.conns.get()?;
         conn.execute(
             "DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)",
@@ -614,12 +624,12 @@ impl GraphStore for EmbeddedStore {
 
 impl HistoryStore for EmbeddedStore {
     fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
-        sql::commit_stats(&*self.conns.get()?)
+        history::commit_stats(&*self.conns.get()?)
     }
 
     fn add_commits(&mut self, commits: &[crate::CommitRecord]) -> Result<usize> {
         self.writing()?;
-        sql::add_commits(&mut *self.conns.get()?, commits)
+        history::add_commits(&mut *self.conns.get()?, commits)
     }
 
     fn commits(
@@ -627,23 +637,23 @@ impl HistoryStore for EmbeddedStore {
         shas: &[String],
         with_files: bool,
     ) -> Result<HashMap<String, crate::CommitRecord>> {
-        sql::commits(&*self.conns.get()?, shas, with_files)
+        history::commits(&*self.conns.get()?, shas, with_files)
     }
 
     fn all_commits(&self) -> Result<Vec<crate::CommitRecord>> {
-        sql::all_commits(&*self.conns.get()?)
+        history::all_commits(&*self.conns.get()?)
     }
 
     fn commit_authors(&self) -> Result<Vec<(String, String)>> {
-        sql::commit_authors(&*self.conns.get()?)
+        history::commit_authors(&*self.conns.get()?)
     }
 
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
-        sql::search_commits(&*self.conns.get()?, query, limit)
+        history::search_commits(&*self.conns.get()?, query, limit)
     }
 
     fn commits_touching(&self, paths: &[String]) -> Result<Vec<(String, String)>> {
-        sql::commits_touching(&*self.conns.get()?, paths)
+        history::commits_touching(&*self.conns.get()?, paths)
     }
 
     fn blame_needed(&self, files: &[(String, String)]) -> Result<Vec<String>> {

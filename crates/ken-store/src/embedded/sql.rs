@@ -6,8 +6,10 @@ use std::path::Path;
 use ken_core::{ChunkKind, Language};
 use std::collections::{HashMap, HashSet};
 
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::texts;
 use crate::{
     FileRecord, IndexState, Result, Stats, StoreError, StoredChunk, SymbolMatch, SymbolTier,
 };
@@ -56,7 +58,7 @@ CREATE TABLE IF NOT EXISTS symbols (
 );
 CREATE INDEX IF NOT EXISTS symbols_folded ON symbols(folded);
 CREATE INDEX IF NOT EXISTS symbols_qual_folded ON symbols(qual_folded);
-CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
+CREATE INDEX IF NOT EXISTS symbols_chunk ON symbols(chunk_id);
 CREATE TABLE IF NOT EXISTS journal (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS facts (path TEXT PRIMARY KEY, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS edges (
@@ -66,16 +68,17 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_path);
 CREATE TABLE IF NOT EXISTS edge_files (path TEXT PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS def_rank (
-    path TEXT NOT NULL, qualname TEXT NOT NULL, nth INTEGER NOT NULL, rank REAL NOT NULL,
-    PRIMARY KEY (path, qualname, nth)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS def_ranks (path TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS file_rank (path TEXT PRIMARY KEY, rank REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS commits (
-    sha TEXT PRIMARY KEY, author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY, sha BLOB NOT NULL UNIQUE, author INTEGER NOT NULL,
     author_time INTEGER NOT NULL, committer_time INTEGER NOT NULL,
-    summary TEXT NOT NULL, message TEXT NOT NULL, parents TEXT NOT NULL
+    summary TEXT NOT NULL, parents BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS people (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, UNIQUE (name, email)
+);
+CREATE TABLE IF NOT EXISTS message_blocks (first INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS commit_paths (
     commit_id INTEGER NOT NULL, seq INTEGER NOT NULL, path_id INTEGER NOT NULL,
@@ -249,7 +252,7 @@ fn chunk_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
         end_byte: r.get(11)?,
         trivial: r.get::<_, i64>(12)? != 0,
         cell: r.get(13)?,
-        content_hash: r.get(14)?,
+        content_hash: hex_text(r.get_ref(14)?),
         synthetic: r.get(15)?,
         text: super::texts::unpack_field(r, 16)?.unwrap_or_default(),
     })
@@ -649,20 +652,34 @@ pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
     Ok(out)
 }
 
+/// Replace every rank: definitions' ranks packed per file (see
+/// [`pack_def_ranks`]), files' ranks a row each. An index written before
+/// kept a row per definition in `def_rank`; that table goes, since every
+/// rank is written again here.
 pub(crate) fn set_ranks(
     conn: &mut Connection,
     defs: &[(ken_graph::DefKey, f32)],
     files: &[(String, f32)],
 ) -> Result<()> {
     let tx = conn.transaction()?;
-    tx.execute("DELETE FROM def_rank", [])?;
+    if has_table(&tx, "def_rank")? {
+        tx.execute("DROP TABLE def_rank", [])?;
+    }
+    tx.execute("DELETE FROM def_ranks", [])?;
     tx.execute("DELETE FROM file_rank", [])?;
     {
-        let mut d = tx.prepare_cached(
-            "INSERT OR REPLACE INTO def_rank(path, qualname, nth, rank) VALUES (?1, ?2, ?3, ?4)",
-        )?;
+        let mut by_path: std::collections::BTreeMap<&str, Vec<(&str, u32, f32)>> =
+            Default::default();
         for (k, r) in defs {
-            d.execute(params![k.path, k.qualname, k.nth, r])?;
+            by_path
+                .entry(k.path.as_str())
+                .or_default()
+                .push((k.qualname.as_str(), k.nth, *r));
+        }
+        let mut d =
+            tx.prepare_cached("INSERT OR REPLACE INTO def_ranks(path, data) VALUES (?1, ?2)")?;
+        for (path, ranks) in &by_path {
+            d.execute(params![path, pack_def_ranks(ranks)?])?;
         }
         let mut f =
             tx.prepare_cached("INSERT OR REPLACE INTO file_rank(path, rank) VALUES (?1, ?2)")?;
@@ -674,219 +691,71 @@ pub(crate) fn set_ranks(
     Ok(())
 }
 
+/// A file's definition ranks as one compressed value: for each, its
+/// qualified name's length (LEB128) and bytes, its `nth` (LEB128) and its
+/// rank (f32, little-endian).
+fn pack_def_ranks(ranks: &[(&str, u32, f32)]) -> Result<Vec<u8>> {
+    let mut raw = Vec::new();
+    for (qualname, nth, rank) in ranks {
+        texts::put_varint(&mut raw, qualname.len() as u64);
+        raw.extend_from_slice(qualname.as_bytes());
+        texts::put_varint(&mut raw, u64::from(*nth));
+        raw.extend_from_slice(&rank.to_le_bytes());
+    }
+    texts::compress(&raw).map_err(|e| StoreError::Other(format!("compressing ranks: {e}")))
+}
+
+fn unpack_def_ranks(data: &[u8]) -> Result<Vec<(String, u32, f32)>> {
+    let bad = |why: &str| StoreError::Other(format!("stored ranks: {why}"));
+    let raw = zstd::stream::decode_all(data).map_err(|e| bad(&e.to_string()))?;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < raw.len() {
+        let len = texts::get_varint(&raw, &mut at).ok_or_else(|| bad("a length is cut"))?;
+        let name = raw
+            .get(at..at.saturating_add(len as usize))
+            .ok_or_else(|| bad("a name is cut"))?;
+        at += name.len();
+        let nth = texts::get_varint(&raw, &mut at).ok_or_else(|| bad("a number is cut"))?;
+        let rank = raw.get(at..at + 4).ok_or_else(|| bad("a rank is cut"))?;
+        at += 4;
+        out.push((
+            String::from_utf8_lossy(name).into_owned(),
+            u32::try_from(nth).map_err(|_| bad("a number is too large"))?,
+            f32::from_le_bytes([rank[0], rank[1], rank[2], rank[3]]),
+        ));
+    }
+    Ok(out)
+}
+
 pub(crate) fn file_ranks(conn: &Connection) -> Result<HashMap<String, f32>> {
     let mut stmt = conn.prepare("SELECT path, rank FROM file_rank")?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f32>(1)?)))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
+/// The ranks of a file's definitions: (qualified name, nth, rank).
 pub(crate) fn def_ranks(conn: &Connection, path: &str) -> Result<Vec<(String, u32, f32)>> {
+    let packed: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT data FROM def_ranks WHERE path = ?1")?
+        .query_row([path], |r| r.get(0))
+        .optional()?;
+    if let Some(data) = packed {
+        return unpack_def_ranks(&data);
+    }
+    if !has_table(conn, "def_rank")? {
+        return Ok(Vec::new());
+    }
     let mut stmt =
         conn.prepare_cached("SELECT qualname, nth, rank FROM def_rank WHERE path = ?1")?;
     let rows = stmt.query_map([path], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
-// ---- history and authorship ----
-
-pub(crate) fn commit_stats(conn: &Connection) -> Result<(u64, Option<i64>)> {
-    Ok(conn.query_row(
-        "SELECT count(*), max(committer_time) FROM commits",
-        [],
-        |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Option<i64>>(1)?)),
-    )?)
-}
-
-pub(crate) fn add_commits(conn: &mut Connection, commits: &[crate::CommitRecord]) -> Result<usize> {
-    let tx = conn.transaction()?;
-    let mut added = 0;
-    {
-        let mut exists = tx.prepare_cached("SELECT 1 FROM commits WHERE sha = ?1")?;
-        let mut ins = tx.prepare_cached(
-            "INSERT INTO commits(sha, author_name, author_email, author_time, committer_time, summary, message, parents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
-        let mut files = CommitFilesWriter::new(&tx)?;
-        let legacy = legacy_commit_fts(&tx)?;
-        let mut ins_fts = if legacy {
-            tx.prepare_cached("INSERT INTO commit_fts(sha, message, paths) VALUES (?1, ?2, ?3)")?
-        } else {
-            tx.prepare_cached("INSERT INTO commit_text(rowid, message, paths) VALUES (?1, ?2, ?3)")?
-        };
-        for c in commits {
-            if exists.exists([&c.sha])? {
-                continue;
-            }
-            ins.execute(params![
-                c.sha,
-                c.author_name,
-                c.author_email,
-                c.author_time,
-                c.committer_time,
-                stored_summary(&c.summary, &c.message),
-                c.message,
-                c.parents.join(" ")
-            ])?;
-            let rowid = tx.last_insert_rowid();
-            let mut paths = String::new();
-            for (seq, (path, status, old)) in c.files.iter().enumerate() {
-                files.add(&c.sha, rowid, seq, path, status, old.as_deref())?;
-                // path words for full-text search: `src/flask/app.py` → `src flask app py`
-                paths.push_str(&path.replace(['/', '.', '_', '-'], " "));
-                paths.push(' ');
-            }
-            if legacy {
-                ins_fts.execute(params![c.sha, c.message, paths])?;
-            } else {
-                ins_fts.execute(params![rowid, c.message, paths])?;
-            }
-            added += 1;
-        }
-    }
-    tx.commit()?;
-    Ok(added)
-}
-
-/// What the summary is when a commit stores none: its message's first
-/// line, trimmed.
-fn summary_of(message: &str) -> &str {
-    message.trim_start().lines().next().unwrap_or("").trim()
-}
-
-/// A commit's summary as stored: "" when [`summary_of`] gives it back from
-/// the message (nearly always: it is the message's first line), a NUL
-/// for an empty summary that the message would not give back, else itself.
-fn stored_summary<'a>(summary: &'a str, message: &str) -> &'a str {
-    if summary_of(message) == summary {
-        ""
-    } else if summary.is_empty() {
-        "\0"
-    } else {
-        summary
-    }
-}
-
-fn read_summary(stored: &str, message: &str) -> String {
-    match stored {
-        "" => summary_of(message).to_string(),
-        "\0" => String::new(),
-        s => s.to_string(),
-    }
-}
-
-fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<crate::CommitRecord> {
-    let parents: String = r.get(7)?;
-    Ok(crate::CommitRecord {
-        sha: r.get(0)?,
-        author_name: r.get(1)?,
-        author_email: r.get(2)?,
-        author_time: r.get(3)?,
-        committer_time: r.get(4)?,
-        summary: read_summary(
-            r.get_ref(5)?.as_str().unwrap_or(""),
-            r.get_ref(6)?.as_str().unwrap_or(""),
-        ),
-        message: r.get(6)?,
-        parents: parents.split_whitespace().map(str::to_string).collect(),
-        files: Vec::new(),
-    })
-}
-
-const COMMIT_COLUMNS: &str =
-    "sha, author_name, author_email, author_time, committer_time, summary, message, parents";
-
-pub(crate) fn commits(
-    conn: &Connection,
-    shas: &[String],
-    with_files: bool,
-) -> Result<HashMap<String, crate::CommitRecord>> {
-    let list = serde_json::to_string(shas).map_err(|e| StoreError::Other(e.to_string()))?;
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COMMIT_COLUMNS} FROM commits WHERE sha IN (SELECT value FROM json_each(?1))"
-    ))?;
-    let mut out: HashMap<String, crate::CommitRecord> = stmt
-        .query_map([&list], commit_from_row)?
-        .map(|c| c.map(|c| (c.sha.clone(), c)))
-        .collect::<std::result::Result<_, _>>()?;
-    if with_files {
-        let mut files = conn.prepare_cached(if legacy_commit_files(conn)? {
-            "SELECT sha, path, status, old_path FROM commit_files
-             WHERE sha IN (SELECT value FROM json_each(?1)) ORDER BY rowid"
-        } else {
-            "SELECT c.sha, p.path, cp.status, o.path FROM commits c
-             JOIN commit_paths cp ON cp.commit_id = c.rowid JOIN paths p ON p.id = cp.path_id
-             LEFT JOIN paths o ON o.id = cp.old_path_id
-             WHERE c.sha IN (SELECT value FROM json_each(?1)) ORDER BY cp.commit_id, cp.seq"
-        })?;
-        let rows = files.query_map([&list], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                (r.get(1)?, status_of(r.get_ref(2)?), r.get(3)?),
-            ))
-        })?;
-        for row in rows {
-            let (sha, f) = row?;
-            if let Some(c) = out.get_mut(&sha) {
-                c.files.push(f);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Every commit, newest first (without files).
-pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<crate::CommitRecord>> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {COMMIT_COLUMNS} FROM commits ORDER BY committer_time DESC"
-    ))?;
-    let rows = stmt.query_map([], commit_from_row)?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>> {
-    let mut stmt = conn.prepare(
-        "SELECT author_name, author_email FROM commits GROUP BY author_name, author_email \
-         ORDER BY MAX(committer_time) DESC, author_name, author_email",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-/// Whether the index keeps the files of commits the old way (`commit_files`,
-/// a row of text per file with the sha and path repeated, and two indexes
-/// over them). Indexes written since keep each path once (`paths`) and a
-/// commit's files as (commit row, position, path id, status) in
-/// `commit_paths`.
-fn legacy_commit_files(conn: &Connection) -> Result<bool> {
-    has_table(conn, "commit_files")
-}
-
-/// Change statuses stored as a small number (others as their text).
-const STATUSES: [&str; 4] = ["added", "modified", "deleted", "renamed"];
-
-fn status_of(v: rusqlite::types::ValueRef<'_>) -> String {
-    use rusqlite::types::ValueRef;
-    match v {
-        ValueRef::Integer(i) => STATUSES
-            .get(i as usize)
-            .copied()
-            .unwrap_or("modified")
-            .into(),
-        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-        _ => "modified".into(),
-    }
-}
-
-/// Writes the files of commits in the index's layout (see
-/// [`legacy_commit_files`]).
-struct CommitFilesWriter<'t> {
-    legacy: Option<rusqlite::CachedStatement<'t>>,
-    paths: PathIds<'t>,
-    insert: rusqlite::CachedStatement<'t>,
-}
+// ---- shared by history and blame ----
 
 /// Each path's id in `paths`, added when new (within one transaction).
-struct PathIds<'t> {
+pub(crate) struct PathIds<'t> {
     intern: rusqlite::CachedStatement<'t>,
     lookup: rusqlite::CachedStatement<'t>,
     /// Path ids already looked up in this transaction.
@@ -894,7 +763,7 @@ struct PathIds<'t> {
 }
 
 impl<'t> PathIds<'t> {
-    fn new(tx: &'t Connection) -> Result<Self> {
+    pub(crate) fn new(tx: &'t Connection) -> Result<Self> {
         Ok(PathIds {
             intern: tx.prepare_cached("INSERT OR IGNORE INTO paths(path) VALUES (?1)")?,
             lookup: tx.prepare_cached("SELECT id FROM paths WHERE path = ?1")?,
@@ -902,7 +771,7 @@ impl<'t> PathIds<'t> {
         })
     }
 
-    fn id(&mut self, path: &str) -> Result<i64> {
+    pub(crate) fn id(&mut self, path: &str) -> Result<i64> {
         if let Some(id) = self.ids.get(path) {
             return Ok(*id);
         }
@@ -914,115 +783,46 @@ impl<'t> PathIds<'t> {
 }
 
 /// Whether the database has table `name` (layouts of older indexes).
-fn has_table(conn: &Connection, name: &str) -> Result<bool> {
+pub(crate) fn has_table(conn: &Connection, name: &str) -> Result<bool> {
     Ok(conn
         .prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")?
         .exists([name])?)
 }
 
+/// Whether `s` is lowercase hex of whole bytes, as git writes object ids:
+/// only then do its raw bytes give it back exactly.
+pub(crate) fn is_lower_hex(s: &str) -> bool {
+    s.len().is_multiple_of(2) && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// An id written in hex (a commit, a content hash) as stored: its raw
+/// bytes when it is lowercase hex, else its text (SQLite keeps the two
+/// apart, so neither is mistaken for the other). [`hex_text`] gives it
+/// back, and reads ids stored as text by indexes written before.
+pub(crate) fn hex_value(id: &str) -> Value {
+    match ken_core::decode_hex(id) {
+        Some(bytes) if is_lower_hex(id) => Value::Blob(bytes),
+        _ => Value::Text(id.to_string()),
+    }
+}
+
+pub(crate) fn hex_text(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Blob(b) => ken_core::encode_hex(b),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Null => String::new(),
+    }
+}
+
 /// A commit id as stored in `blame_pairs`: its 20 (or 32) bytes, or the
 /// text's bytes when it is not hex.
-fn sha_bytes(sha: &str) -> Vec<u8> {
+pub(crate) fn sha_bytes(sha: &str) -> Vec<u8> {
     ken_core::decode_hex(sha).unwrap_or_else(|| sha.as_bytes().to_vec())
 }
 
-impl<'t> CommitFilesWriter<'t> {
-    fn new(tx: &'t Connection) -> Result<Self> {
-        let legacy = if legacy_commit_files(tx)? {
-            Some(tx.prepare_cached(
-                "INSERT INTO commit_files(sha, path, status, old_path) VALUES (?1, ?2, ?3, ?4)",
-            )?)
-        } else {
-            None
-        };
-        Ok(CommitFilesWriter {
-            legacy,
-            paths: PathIds::new(tx)?,
-            insert: tx.prepare_cached(
-                "INSERT OR REPLACE INTO commit_paths(commit_id, seq, path_id, status, old_path_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?,
-        })
-    }
-
-    fn add(
-        &mut self,
-        sha: &str,
-        commit: i64,
-        seq: usize,
-        path: &str,
-        status: &str,
-        old: Option<&str>,
-    ) -> Result<()> {
-        if let Some(stmt) = &mut self.legacy {
-            stmt.execute(params![sha, path, status, old])?;
-            return Ok(());
-        }
-        let path_id = self.paths.id(path)?;
-        let old_id = old.map(|o| self.paths.id(o)).transpose()?;
-        let status: rusqlite::types::Value = match STATUSES.iter().position(|s| *s == status) {
-            Some(i) => (i as i64).into(),
-            None => status.to_string().into(),
-        };
-        self.insert
-            .execute(params![commit, seq as i64, path_id, status, old_id])?;
-        Ok(())
-    }
-}
-
-/// Whether the index keeps commit full text the old way (`commit_fts`,
-/// which holds its own copy of every message). Indexes written since use
-/// `commit_text`, a contentless FTS5 table keyed by the commit's rowid.
-fn legacy_commit_fts(conn: &Connection) -> Result<bool> {
-    has_table(conn, "commit_fts")
-}
-
-/// Commits whose message or changed paths match `query` (FTS5 BM25), best first.
-pub(crate) fn search_commits(
-    conn: &Connection,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<(String, f32)>> {
-    // an FTS5 query of plain words joined by OR (quoted: no syntax from the user)
-    let words: Vec<String> = ken_core::ident::words(query)
-        .map(|(_, w)| w.to_lowercase())
-        .filter(|w| !ken_core::ident::is_stop_word(w))
-        .map(|w| format!("\"{w}\""))
-        .collect();
-    if words.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut stmt = conn.prepare_cached(if legacy_commit_fts(conn)? {
-        "SELECT sha, bm25(commit_fts, 0.0, 1.0, 0.5) FROM commit_fts WHERE commit_fts MATCH ?1 ORDER BY bm25(commit_fts, 0.0, 1.0, 0.5) LIMIT ?2"
-    } else {
-        "SELECT c.sha, bm25(commit_text, 1.0, 0.5) AS score FROM commit_text JOIN commits c ON c.rowid = commit_text.rowid WHERE commit_text MATCH ?1 ORDER BY score LIMIT ?2"
-    })?;
-    let rows = stmt.query_map(params![words.join(" OR "), limit as i64], |r| {
-        Ok((r.get::<_, String>(0)?, -(r.get::<_, f64>(1)? as f32)))
-    })?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-/// (sha, path) of commits that changed any of `paths`.
-pub(crate) fn commits_touching(
-    conn: &Connection,
-    paths: &[String],
-) -> Result<Vec<(String, String)>> {
-    let mut stmt = conn.prepare_cached(if legacy_commit_files(conn)? {
-        "SELECT sha, path FROM commit_files WHERE path = ?1"
-    } else {
-        "SELECT c.sha, p.path FROM paths p JOIN commit_paths cp ON cp.path_id = p.id
-         JOIN commits c ON c.rowid = cp.commit_id WHERE p.path = ?1"
-    })?;
-    let mut out = Vec::new();
-    for p in paths {
-        let rows = stmt.query_map([p], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        for row in rows {
-            out.push(row?);
-        }
-    }
-    Ok(out)
-}
+// ---- blame ----
 
 /// Which of (path, blob id) have no blame for that blob yet.
 pub(crate) fn blame_needed(conn: &Connection, files: &[(String, String)]) -> Result<Vec<String>> {
@@ -1333,136 +1133,53 @@ mod tests {
     }
 
     #[test]
-    fn commit_search_without_a_second_copy_of_messages_and_in_old_indexes() {
-        let commit = |sha: &str, message: &str, path: &str| crate::CommitRecord {
-            sha: sha.into(),
-            author_name: "Ada".into(),
-            message: message.into(),
-            summary: message.into(),
-            files: vec![(path.into(), "modified".into(), None)],
-            ..crate::CommitRecord::default()
-        };
-        let mut first = commit("c1", "Fix the session refresh race", "src/auth/session.py");
-        // more files than commits: the full text must follow the commit's row
-        first
-            .files
-            .push(("src/auth/tokens.py".into(), "modified".into(), None));
-        first
-            .files
-            .push(("src/auth/store.py".into(), "modified".into(), None));
-        let commits = [
-            first,
-            commit("c2", "Add retries to payments", "src/pay/retry.py"),
-            commit("c3", "Document the session store", "docs/store.md"),
-        ];
-        for legacy in [false, true] {
-            let dir = tempfile::tempdir().unwrap();
-            let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
-            if legacy {
-                conn.execute_batch(
-                    "CREATE VIRTUAL TABLE commit_fts USING fts5(sha UNINDEXED, message, paths);",
-                )
-                .unwrap();
-            }
-            assert_eq!(add_commits(&mut conn, &commits).unwrap(), 3);
-            assert_eq!(add_commits(&mut conn, &commits[..1]).unwrap(), 0);
-            let hits = search_commits(&conn, "session refresh", 10).unwrap();
-            let shas: Vec<&str> = hits.iter().map(|(s, _)| s.as_str()).collect();
-            assert_eq!(shas, ["c1", "c3"], "legacy: {legacy}");
-            assert!(hits[0].1 > hits[1].1);
-            let by_path = search_commits(&conn, "retry", 10).unwrap();
-            assert_eq!(by_path[0].0, "c2", "legacy: {legacy}");
-            let stored: i64 = conn
-                .query_row("SELECT count(*) FROM commit_text", [], |r| r.get(0))
-                .unwrap_or(0);
-            assert_eq!(stored == 3, !legacy);
-        }
-    }
-
-    #[test]
-    fn summaries_are_given_back_from_messages_or_stored() {
-        for (summary, message) in [
-            ("Fix the parser", "Fix the parser\n\nIt lost a token."),
-            ("Fix the parser", "  Fix the parser  \n"),
-            ("", ""),
-            ("", "\n\nbody only"),
-            (
-                "Fix the parser and the lexer",
-                "Fix the parser\nand the lexer\n\nbody",
-            ),
-            ("title", "other message"),
-        ] {
-            let stored = stored_summary(summary, message);
-            assert_eq!(read_summary(stored, message), summary, "{message:?}");
-        }
+    fn ranks_are_packed_per_file_and_an_old_table_is_read_then_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
+        // an index written before: a row per definition
+        conn.execute_batch(
+            "CREATE TABLE def_rank (path TEXT NOT NULL, qualname TEXT NOT NULL, nth INTEGER NOT NULL,
+                 rank REAL NOT NULL, PRIMARY KEY (path, qualname, nth)) WITHOUT ROWID;
+             INSERT INTO def_rank VALUES ('a.py', 'Old.run', 0, 0.5);",
+        )
+        .unwrap();
         assert_eq!(
-            stored_summary("Fix the parser", "Fix the parser\n\nbody"),
-            ""
+            def_ranks(&conn, "a.py").unwrap(),
+            [("Old.run".into(), 0, 0.5)]
         );
-        // an index written before stored every summary: read as it is
-        assert_eq!(read_summary("Fix it", "Fix it\n"), "Fix it");
-    }
-
-    #[test]
-    fn commit_files_keep_each_path_once_and_old_rows_are_still_read() {
-        let commit = |sha: &str, files: &[(&str, &str, Option<&str>)]| crate::CommitRecord {
-            sha: sha.into(),
-            author_name: "Ada".into(),
-            message: format!("change {sha}"),
-            files: files
-                .iter()
-                .map(|(p, s, o)| (p.to_string(), s.to_string(), o.map(str::to_string)))
-                .collect(),
-            ..crate::CommitRecord::default()
+        let key = |path: &str, qualname: &str, nth: u32| ken_graph::DefKey {
+            path: path.into(),
+            qualname: qualname.into(),
+            nth,
         };
-        let written = [
-            commit(
-                "c1",
-                &[("src/app.py", "added", None), ("README", "added", None)],
-            ),
-            commit(
-                "c2",
-                &[
-                    ("src/core.py", "renamed", Some("src/app.py")),
-                    ("README", "modified", None),
-                    ("odd", "typechange", None),
-                ],
-            ),
-            commit("c3", &[("README", "deleted", None)]),
+        let defs = [
+            (key("a.py", "Session.refresh", 0), 0.25),
+            (key("a.py", "Session.refresh", 1), 1e-7),
+            (key("a.py", "naïve_ünïcode", 300), 3.5),
+            (key("b/c.py", "main", 0), 0.0),
         ];
-        for legacy in [false, true] {
-            let dir = tempfile::tempdir().unwrap();
-            let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
-            if legacy {
-                conn.execute_batch(
-                    "CREATE TABLE commit_files (sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, old_path TEXT);",
-                )
-                .unwrap();
-            }
-            add_commits(&mut conn, &written).unwrap();
-            let shas: Vec<String> = ["c1", "c2", "c3"].map(String::from).to_vec();
-            let got = commits(&conn, &shas, true).unwrap();
-            for c in &written {
-                assert_eq!(got[&c.sha].files, c.files, "{} legacy: {legacy}", c.sha);
-            }
-            let mut touching =
-                commits_touching(&conn, &["README".into(), "src/app.py".into()]).unwrap();
-            touching.sort();
-            let want: Vec<(String, String)> = [
-                ("c1", "README"),
-                ("c1", "src/app.py"),
-                ("c2", "README"),
-                ("c3", "README"),
+        set_ranks(&mut conn, &defs, &[("a.py".into(), 0.75)]).unwrap();
+        assert!(!has_table(&conn, "def_rank").unwrap(), "the old table goes");
+        let mut got = def_ranks(&conn, "a.py").unwrap();
+        got.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.cmp(&y.1)));
+        assert_eq!(
+            got,
+            [
+                ("Session.refresh".to_string(), 0, 0.25),
+                ("Session.refresh".to_string(), 1, 1e-7),
+                ("naïve_ünïcode".to_string(), 300, 3.5),
             ]
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-            assert_eq!(touching, want, "legacy: {legacy}");
-            let interned: i64 = conn
-                .query_row("SELECT count(*) FROM paths", [], |r| r.get(0))
-                .unwrap();
-            assert_eq!(interned, if legacy { 0 } else { 4 }, "each path once");
-        }
+        );
+        assert_eq!(
+            def_ranks(&conn, "b/c.py").unwrap(),
+            [("main".into(), 0, 0.0)]
+        );
+        assert!(def_ranks(&conn, "none.py").unwrap().is_empty());
+        assert_eq!(file_ranks(&conn).unwrap()["a.py"], 0.75);
+        // ranks written again replace every file's
+        set_ranks(&mut conn, &defs[3..], &[]).unwrap();
+        assert!(def_ranks(&conn, "a.py").unwrap().is_empty());
+        assert!(unpack_def_ranks(b"damaged").is_err());
     }
 
     #[test]

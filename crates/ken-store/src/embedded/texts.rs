@@ -38,6 +38,34 @@ pub(crate) fn compress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     })
 }
 
+/// Append `n` as LEB128: seven bits a byte, low bits first.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// The LEB128 number at `*at` in `bytes`, moving `*at` past it; None when
+/// it is cut short or longer than 64 bits.
+pub(crate) fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut n = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        n |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(n);
+        }
+    }
+    None
+}
+
 /// The stored form of a file's text.
 pub(crate) fn pack(text: &str) -> Result<Vec<u8>> {
     compress(text.as_bytes()).map_err(|e| StoreError::Other(format!("compressing file text: {e}")))
@@ -229,6 +257,22 @@ mod tests {
             .unwrap();
         let bad = c.query_row("SELECT v FROM t WHERE n = 4", [], |r| unpack_field(r, 0));
         assert!(bad.is_err(), "a damaged field is an error");
+    }
+
+    #[test]
+    fn varints_round_trip_and_cut_ones_are_none() {
+        let mut out = Vec::new();
+        let numbers = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        for n in numbers {
+            put_varint(&mut out, n);
+        }
+        let mut at = 0;
+        for n in numbers {
+            assert_eq!(get_varint(&out, &mut at), Some(n));
+        }
+        assert_eq!(at, out.len());
+        assert_eq!(get_varint(&[0x80], &mut 0), None);
+        assert_eq!(get_varint(&[0xff; 11], &mut 0), None);
     }
 
     #[test]

@@ -1,0 +1,824 @@
+//! History in the embedded store: commits, who wrote them, the files each
+//! changed, and full-text search over their messages and paths.
+//!
+//! The layout, compact because history is most of a large repository's
+//! index once file text is compressed:
+//! - `history`: a row per commit: its id as raw bytes (text when it is not
+//!   lowercase hex), the author as a `people` id, the two times, the
+//!   summary only when the message's first line would not give it back,
+//!   and the parents' ids packed as raw bytes;
+//! - `people`: each (name, e-mail) once;
+//! - `message_blocks`: the messages of consecutive `history` rows,
+//!   compressed together (alone, a message is too short to compress; side
+//!   by side, commit messages share most of their words);
+//! - `commit_paths` and `paths`: the files each commit changed, each path
+//!   once (`paths` is shared with blame);
+//! - `commit_text`: contentless FTS5 over messages and path words, keyed by
+//!   the `history` row.
+//!
+//! Indexes written before keep a `commits` table instead; [`legacy`] reads
+//! and extends them in their own layout.
+
+mod legacy;
+
+use std::collections::{BTreeMap, HashMap};
+
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::embedded::sql::{PathIds, has_table, hex_text, hex_value, is_lower_hex};
+use crate::embedded::texts;
+use crate::{CommitRecord, Result, StoreError};
+
+/// At most this many messages, or about this many bytes of them, share a
+/// compressed block; reading one message decompresses its whole block.
+const BLOCK_MESSAGES: usize = 256;
+const BLOCK_BYTES: usize = 64 * 1024;
+
+/// Whether the index keeps history in the layout written before this one
+/// (a `commits` table).
+fn legacy(conn: &Connection) -> Result<bool> {
+    has_table(conn, "commits")
+}
+
+pub(crate) fn commit_stats(conn: &Connection) -> Result<(u64, Option<i64>)> {
+    if legacy(conn)? {
+        return legacy::commit_stats(conn);
+    }
+    Ok(conn.query_row(
+        "SELECT count(*), max(committer_time) FROM history",
+        [],
+        |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Option<i64>>(1)?)),
+    )?)
+}
+
+/// Add the commits not yet stored; returns how many were new.
+pub(crate) fn add_commits(conn: &mut Connection, commits: &[CommitRecord]) -> Result<usize> {
+    if legacy(conn)? {
+        return legacy::add_commits(conn, commits);
+    }
+    let tx = conn.transaction()?;
+    let mut added = 0;
+    {
+        let mut exists = tx.prepare_cached("SELECT 1 FROM history WHERE sha = ?1")?;
+        let mut ins = tx.prepare_cached(
+            "INSERT INTO history(sha, author, author_time, committer_time, summary, parents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        let mut people = PeopleIds::new(&tx)?;
+        let mut paths = PathIds::new(&tx)?;
+        let mut ins_file = tx.prepare_cached(
+            "INSERT OR REPLACE INTO commit_paths(commit_id, seq, path_id, status, old_path_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        let mut ins_text = tx
+            .prepare_cached("INSERT INTO commit_text(rowid, message, paths) VALUES (?1, ?2, ?3)")?;
+        let mut block = MessageBlock::default();
+        for c in commits {
+            if exists.exists([hex_value(&c.sha)])? {
+                continue;
+            }
+            let author = people.id(&c.author_name, &c.author_email)?;
+            ins.execute(params![
+                hex_value(&c.sha),
+                author,
+                c.author_time,
+                c.committer_time,
+                stored_summary(&c.summary, &c.message),
+                pack_ids(&c.parents),
+            ])?;
+            let id = tx.last_insert_rowid();
+            if !block.takes(id) {
+                block.write(&tx)?;
+            }
+            block.push(id, &c.message);
+            for (seq, (path, status, old)) in c.files.iter().enumerate() {
+                let path_id = paths.id(path)?;
+                let old_id = old.as_deref().map(|o| paths.id(o)).transpose()?;
+                ins_file.execute(params![
+                    id,
+                    seq as i64,
+                    path_id,
+                    status_value(status),
+                    old_id
+                ])?;
+            }
+            ins_text.execute(params![id, c.message, path_words(&c.files)])?;
+            added += 1;
+        }
+        block.write(&tx)?;
+    }
+    tx.commit()?;
+    Ok(added)
+}
+
+const COLUMNS: &str =
+    "h.id, h.sha, p.name, p.email, h.author_time, h.committer_time, h.summary, h.parents
+     FROM history h JOIN people p ON p.id = h.author";
+
+/// A commit from a row of [`COLUMNS`], with its message (and its
+/// summary, which may come from the message) still to fill in.
+fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, CommitRecord)> {
+    let summary: String = r.get(6)?;
+    Ok((
+        r.get(0)?,
+        summary,
+        CommitRecord {
+            sha: hex_text(r.get_ref(1)?),
+            author_name: r.get(2)?,
+            author_email: r.get(3)?,
+            author_time: r.get(4)?,
+            committer_time: r.get(5)?,
+            parents: unpack_ids(r.get_ref(7)?),
+            ..CommitRecord::default()
+        },
+    ))
+}
+
+/// The commits named by `shas` that are stored, by id; with the files each
+/// changed when `with_files`.
+pub(crate) fn commits(
+    conn: &Connection,
+    shas: &[String],
+    with_files: bool,
+) -> Result<HashMap<String, CommitRecord>> {
+    if legacy(conn)? {
+        return legacy::commits(conn, shas, with_files);
+    }
+    let mut by_sha = conn.prepare_cached(&format!("SELECT {COLUMNS} WHERE h.sha = ?1"))?;
+    let mut files = conn.prepare_cached(
+        "SELECT p.path, cp.status, o.path FROM commit_paths cp JOIN paths p ON p.id = cp.path_id
+         LEFT JOIN paths o ON o.id = cp.old_path_id WHERE cp.commit_id = ?1 ORDER BY cp.seq",
+    )?;
+    let mut messages = Messages::new(conn);
+    let mut out = HashMap::new();
+    for sha in shas {
+        let Some((id, summary, mut c)) = by_sha
+            .query_row([hex_value(sha)], commit_from_row)
+            .optional()?
+        else {
+            continue;
+        };
+        c.message = messages.get(id)?;
+        c.summary = read_summary(&summary, &c.message);
+        if with_files {
+            let rows = files.query_map([id], |r| {
+                Ok((r.get(0)?, status_of(r.get_ref(1)?), r.get(2)?))
+            })?;
+            c.files = rows.collect::<std::result::Result<_, _>>()?;
+        }
+        out.insert(c.sha.clone(), c);
+    }
+    Ok(out)
+}
+
+/// Every commit, newest first (without files); commits of the same time in
+/// the order they were stored, as the layout before gave them (what is
+/// learned from history depends on this order).
+pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<CommitRecord>> {
+    if legacy(conn)? {
+        return legacy::all_commits(conn);
+    }
+    let mut messages = Messages::new(conn);
+    messages.load_all()?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} ORDER BY h.committer_time DESC, h.id"
+    ))?;
+    let rows = stmt.query_map([], commit_from_row)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, summary, mut c) = row?;
+        c.message = messages.get(id)?;
+        c.summary = read_summary(&summary, &c.message);
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Every (name, e-mail) that authored a commit, most recent first.
+pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>> {
+    if legacy(conn)? {
+        return legacy::commit_authors(conn);
+    }
+    let mut stmt = conn.prepare(
+        "SELECT p.name, p.email FROM history h JOIN people p ON p.id = h.author \
+         GROUP BY h.author ORDER BY MAX(h.committer_time) DESC, p.name, p.email",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// Commits whose message or changed paths match `query` (FTS5 BM25), best first.
+pub(crate) fn search_commits(
+    conn: &Connection,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<(String, f32)>> {
+    if legacy(conn)? {
+        return legacy::search_commits(conn, query, limit);
+    }
+    let Some(words) = fts_query(query) else {
+        return Ok(Vec::new());
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT h.sha, bm25(commit_text, 1.0, 0.5) AS score FROM commit_text
+         JOIN history h ON h.id = commit_text.rowid
+         WHERE commit_text MATCH ?1 ORDER BY score LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![words, limit as i64], |r| {
+        Ok((hex_text(r.get_ref(0)?), -(r.get::<_, f64>(1)? as f32)))
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// (sha, path) of commits that changed any of `paths`.
+pub(crate) fn commits_touching(
+    conn: &Connection,
+    paths: &[String],
+) -> Result<Vec<(String, String)>> {
+    if legacy(conn)? {
+        return legacy::commits_touching(conn, paths);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT h.sha, p.path FROM paths p JOIN commit_paths cp ON cp.path_id = p.id
+         JOIN history h ON h.id = cp.commit_id WHERE p.path = ?1",
+    )?;
+    let mut out = Vec::new();
+    for p in paths {
+        let rows = stmt.query_map([p], |r| Ok((hex_text(r.get_ref(0)?), r.get(1)?)))?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    Ok(out)
+}
+
+// ---- the parts of a stored commit ----
+
+/// Commit ids packed as one value: when all are lowercase hex of one
+/// length, a byte giving that length in bytes and then their raw bytes;
+/// else their text joined by spaces.
+fn pack_ids(ids: &[String]) -> Value {
+    let width = ids.first().map_or(0, |s| s.len() / 2);
+    let packable =
+        (1..=255).contains(&width) && ids.iter().all(|s| s.len() == width * 2 && is_lower_hex(s));
+    if ids.is_empty() {
+        return Value::Blob(Vec::new());
+    }
+    if !packable {
+        return Value::Text(ids.join(" "));
+    }
+    let mut out = Vec::with_capacity(1 + width * ids.len());
+    out.push(width as u8);
+    for id in ids {
+        out.extend(ken_core::decode_hex(id).unwrap_or_default());
+    }
+    Value::Blob(out)
+}
+
+fn unpack_ids(v: ValueRef<'_>) -> Vec<String> {
+    match v {
+        ValueRef::Blob([]) => Vec::new(),
+        ValueRef::Blob([width, rest @ ..]) if *width > 0 => rest
+            .chunks(*width as usize)
+            .map(ken_core::encode_hex)
+            .collect(),
+        ValueRef::Text(t) => String::from_utf8_lossy(t)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What the summary is when a commit stores none: its message's first
+/// line, trimmed.
+fn summary_of(message: &str) -> &str {
+    message.trim_start().lines().next().unwrap_or("").trim()
+}
+
+/// A commit's summary as stored: "" when [`summary_of`] gives it back from
+/// the message (nearly always: it is the message's first line), a NUL
+/// for an empty summary that the message would not give back, else itself.
+fn stored_summary<'a>(summary: &'a str, message: &str) -> &'a str {
+    if summary_of(message) == summary {
+        ""
+    } else if summary.is_empty() {
+        "\0"
+    } else {
+        summary
+    }
+}
+
+fn read_summary(stored: &str, message: &str) -> String {
+    match stored {
+        "" => summary_of(message).to_string(),
+        "\0" => String::new(),
+        s => s.to_string(),
+    }
+}
+
+/// Change statuses stored as a small number (others as their text).
+const STATUSES: [&str; 4] = ["added", "modified", "deleted", "renamed"];
+
+fn status_value(status: &str) -> Value {
+    match STATUSES.iter().position(|s| *s == status) {
+        Some(i) => Value::Integer(i as i64),
+        None => Value::Text(status.to_string()),
+    }
+}
+
+fn status_of(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Integer(i) => STATUSES
+            .get(i as usize)
+            .copied()
+            .unwrap_or("modified")
+            .into(),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        _ => "modified".into(),
+    }
+}
+
+/// The words of changed paths for full-text search: `src/flask/app.py` →
+/// `src flask app py`.
+fn path_words(files: &[(String, String, Option<String>)]) -> String {
+    let mut out = String::new();
+    for (path, _, _) in files {
+        out.push_str(&path.replace(['/', '.', '_', '-'], " "));
+        out.push(' ');
+    }
+    out
+}
+
+/// An FTS5 query of the question's plain words joined by OR, each quoted
+/// so that nothing the user typed is FTS5 syntax; None without words.
+fn fts_query(query: &str) -> Option<String> {
+    let words: Vec<String> = ken_core::ident::words(query)
+        .map(|(_, w)| w.to_lowercase())
+        .filter(|w| !ken_core::ident::is_stop_word(w))
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+/// Each (name, e-mail)'s id in `people`, added when new (within one
+/// transaction).
+struct PeopleIds<'t> {
+    intern: rusqlite::CachedStatement<'t>,
+    lookup: rusqlite::CachedStatement<'t>,
+    ids: HashMap<(String, String), i64>,
+}
+
+impl<'t> PeopleIds<'t> {
+    fn new(tx: &'t Connection) -> Result<Self> {
+        Ok(PeopleIds {
+            intern: tx
+                .prepare_cached("INSERT OR IGNORE INTO people(name, email) VALUES (?1, ?2)")?,
+            lookup: tx.prepare_cached("SELECT id FROM people WHERE name = ?1 AND email = ?2")?,
+            ids: HashMap::new(),
+        })
+    }
+
+    fn id(&mut self, name: &str, email: &str) -> Result<i64> {
+        let key = (name.to_string(), email.to_string());
+        if let Some(id) = self.ids.get(&key) {
+            return Ok(*id);
+        }
+        self.intern.execute([name, email])?;
+        let id = self.lookup.query_row([name, email], |r| r.get(0))?;
+        self.ids.insert(key, id);
+        Ok(id)
+    }
+}
+
+// ---- messages, compressed in blocks ----
+
+/// Messages of consecutive `history` rows on their way to one block.
+#[derive(Default)]
+struct MessageBlock<'a> {
+    first: i64,
+    messages: Vec<&'a str>,
+    bytes: usize,
+}
+
+impl<'a> MessageBlock<'a> {
+    /// Whether row `id`'s message can join this block: it is empty, or `id`
+    /// follows its last row and the block has room.
+    fn takes(&self, id: i64) -> bool {
+        self.messages.is_empty()
+            || (id == self.first + self.messages.len() as i64
+                && self.messages.len() < BLOCK_MESSAGES
+                && self.bytes < BLOCK_BYTES)
+    }
+
+    fn push(&mut self, id: i64, message: &'a str) {
+        if self.messages.is_empty() {
+            self.first = id;
+        }
+        self.messages.push(message);
+        self.bytes += message.len();
+    }
+
+    /// Store the block (when it holds any message) and empty it.
+    fn write(&mut self, tx: &Connection) -> Result<()> {
+        if self.messages.is_empty() {
+            return Ok(());
+        }
+        let data = pack_messages(&self.messages)?;
+        tx.prepare_cached("INSERT OR REPLACE INTO message_blocks(first, data) VALUES (?1, ?2)")?
+            .execute(params![self.first, data])?;
+        self.messages.clear();
+        self.bytes = 0;
+        Ok(())
+    }
+}
+
+/// Messages as one compressed value: each its length (LEB128) then its
+/// bytes.
+fn pack_messages(messages: &[&str]) -> Result<Vec<u8>> {
+    let mut raw = Vec::with_capacity(messages.iter().map(|m| m.len() + 2).sum());
+    for m in messages {
+        texts::put_varint(&mut raw, m.len() as u64);
+        raw.extend_from_slice(m.as_bytes());
+    }
+    texts::compress(&raw)
+        .map_err(|e| StoreError::Other(format!("compressing commit messages: {e}")))
+}
+
+fn unpack_messages(data: &[u8]) -> Result<Vec<String>> {
+    let bad = |why: &str| StoreError::Other(format!("stored commit messages: {why}"));
+    let raw = zstd::stream::decode_all(data).map_err(|e| bad(&e.to_string()))?;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < raw.len() {
+        let n = texts::get_varint(&raw, &mut at).ok_or_else(|| bad("a length is cut"))? as usize;
+        let text = raw
+            .get(at..at.saturating_add(n))
+            .ok_or_else(|| bad("a message runs past the end"))?;
+        out.push(String::from_utf8_lossy(text).into_owned());
+        at += n;
+    }
+    Ok(out)
+}
+
+/// Reads messages by `history` row, each block decompressed once.
+struct Messages<'c> {
+    conn: &'c Connection,
+    /// Blocks read so far, by their first row.
+    blocks: BTreeMap<i64, Vec<String>>,
+}
+
+impl<'c> Messages<'c> {
+    fn new(conn: &'c Connection) -> Self {
+        Messages {
+            conn,
+            blocks: BTreeMap::new(),
+        }
+    }
+
+    fn load_all(&mut self) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT first, data FROM message_blocks")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let data = r
+                .get_ref(1)?
+                .as_blob()
+                .map_err(|e| StoreError::Other(format!("stored commit messages: {e}")))?;
+            self.blocks.insert(r.get(0)?, unpack_messages(data)?);
+        }
+        Ok(())
+    }
+
+    fn cached(&self, id: i64) -> Option<&String> {
+        let (first, messages) = self.blocks.range(..=id).next_back()?;
+        messages.get(usize::try_from(id - first).ok()?)
+    }
+
+    fn get(&mut self, id: i64) -> Result<String> {
+        if let Some(m) = self.cached(id) {
+            return Ok(m.clone());
+        }
+        let block: Option<(i64, Vec<u8>)> = self
+            .conn
+            .prepare_cached(
+                "SELECT first, data FROM message_blocks WHERE first <= ?1 ORDER BY first DESC LIMIT 1",
+            )?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        if let Some((first, data)) = block {
+            self.blocks.insert(first, unpack_messages(&data)?);
+        }
+        self.cached(id).cloned().ok_or_else(|| {
+            StoreError::Other(format!(
+                "stored history: the message of commit row {id} is missing"
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::sql::open;
+
+    /// The layouts history is read and written in: this one, the
+    /// `commits` table, and that table with the older files and full text
+    /// tables.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Layout {
+        Compact,
+        Commits,
+        Oldest,
+    }
+
+    const LAYOUTS: [Layout; 3] = [Layout::Compact, Layout::Commits, Layout::Oldest];
+
+    impl Layout {
+        fn open(self) -> (tempfile::TempDir, Connection) {
+            let dir = tempfile::tempdir().unwrap();
+            let conn = open(&dir.path().join("index.sqlite")).unwrap();
+            if self != Layout::Compact {
+                conn.execute_batch(legacy::TABLE).unwrap();
+            }
+            if self == Layout::Oldest {
+                conn.execute_batch(
+                    "CREATE VIRTUAL TABLE commit_fts USING fts5(sha UNINDEXED, message, paths);
+                     CREATE TABLE commit_files (sha TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, old_path TEXT);",
+                )
+                .unwrap();
+            }
+            (dir, conn)
+        }
+    }
+
+    #[test]
+    fn commit_search_without_a_second_copy_of_messages_and_in_old_indexes() {
+        let commit = |sha: &str, message: &str, path: &str| crate::CommitRecord {
+            sha: sha.into(),
+            author_name: "Ada".into(),
+            message: message.into(),
+            summary: message.into(),
+            files: vec![(path.into(), "modified".into(), None)],
+            ..crate::CommitRecord::default()
+        };
+        let mut first = commit("c1", "Fix the session refresh race", "src/auth/session.py");
+        // more files than commits: the full text must follow the commit's row
+        first
+            .files
+            .push(("src/auth/tokens.py".into(), "modified".into(), None));
+        first
+            .files
+            .push(("src/auth/store.py".into(), "modified".into(), None));
+        let commits = [
+            first,
+            commit("c2", "Add retries to payments", "src/pay/retry.py"),
+            commit("c3", "Document the session store", "docs/store.md"),
+        ];
+        for layout in LAYOUTS {
+            let (_dir, mut conn) = layout.open();
+            let legacy = layout == Layout::Oldest;
+            assert_eq!(add_commits(&mut conn, &commits).unwrap(), 3);
+            assert_eq!(add_commits(&mut conn, &commits[..1]).unwrap(), 0);
+            let hits = search_commits(&conn, "session refresh", 10).unwrap();
+            let shas: Vec<&str> = hits.iter().map(|(s, _)| s.as_str()).collect();
+            assert_eq!(shas, ["c1", "c3"], "{layout:?}");
+            assert!(hits[0].1 > hits[1].1);
+            let by_path = search_commits(&conn, "retry", 10).unwrap();
+            assert_eq!(by_path[0].0, "c2", "{layout:?}");
+            let stored: i64 = conn
+                .query_row("SELECT count(*) FROM commit_text", [], |r| r.get(0))
+                .unwrap_or(0);
+            assert_eq!(stored == 3, !legacy);
+        }
+    }
+
+    #[test]
+    fn summaries_are_given_back_from_messages_or_stored() {
+        for (summary, message) in [
+            ("Fix the parser", "Fix the parser\n\nIt lost a token."),
+            ("Fix the parser", "  Fix the parser  \n"),
+            ("", ""),
+            ("", "\n\nbody only"),
+            (
+                "Fix the parser and the lexer",
+                "Fix the parser\nand the lexer\n\nbody",
+            ),
+            ("title", "other message"),
+        ] {
+            let stored = stored_summary(summary, message);
+            assert_eq!(read_summary(stored, message), summary, "{message:?}");
+        }
+        assert_eq!(
+            stored_summary("Fix the parser", "Fix the parser\n\nbody"),
+            ""
+        );
+        // an index written before stored every summary: read as it is
+        assert_eq!(read_summary("Fix it", "Fix it\n"), "Fix it");
+    }
+
+    #[test]
+    fn commit_files_keep_each_path_once_and_old_rows_are_still_read() {
+        let commit = |sha: &str, files: &[(&str, &str, Option<&str>)]| crate::CommitRecord {
+            sha: sha.into(),
+            author_name: "Ada".into(),
+            message: format!("change {sha}"),
+            files: files
+                .iter()
+                .map(|(p, s, o)| (p.to_string(), s.to_string(), o.map(str::to_string)))
+                .collect(),
+            ..crate::CommitRecord::default()
+        };
+        let written = [
+            commit(
+                "c1",
+                &[("src/app.py", "added", None), ("README", "added", None)],
+            ),
+            commit(
+                "c2",
+                &[
+                    ("src/core.py", "renamed", Some("src/app.py")),
+                    ("README", "modified", None),
+                    ("odd", "typechange", None),
+                ],
+            ),
+            commit("c3", &[("README", "deleted", None)]),
+        ];
+        for layout in LAYOUTS {
+            let (_dir, mut conn) = layout.open();
+            let legacy = layout == Layout::Oldest;
+            add_commits(&mut conn, &written).unwrap();
+            let shas: Vec<String> = ["c1", "c2", "c3"].map(String::from).to_vec();
+            let got = commits(&conn, &shas, true).unwrap();
+            for c in &written {
+                assert_eq!(got[&c.sha].files, c.files, "{} {layout:?}", c.sha);
+            }
+            let mut touching =
+                commits_touching(&conn, &["README".into(), "src/app.py".into()]).unwrap();
+            touching.sort();
+            let want: Vec<(String, String)> = [
+                ("c1", "README"),
+                ("c1", "src/app.py"),
+                ("c2", "README"),
+                ("c3", "README"),
+            ]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+            assert_eq!(touching, want, "{layout:?}");
+            let interned: i64 = conn
+                .query_row("SELECT count(*) FROM paths", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(interned, if legacy { 0 } else { 4 }, "each path once");
+        }
+    }
+
+    /// Commits as git gives them, and some it never does: ids that are
+    /// not lowercase hex, odd parents, summaries that are not the first
+    /// line, empty and non-ASCII messages.
+    fn varied_commits(n: usize) -> Vec<CommitRecord> {
+        (0..n)
+            .map(|i| {
+                let sha = match i % 7 {
+                    5 => format!("C{i}"),
+                    6 => format!("{:064x}", i),
+                    _ => format!("{:040x}", i * 7919 + 1),
+                };
+                let parents = match i % 5 {
+                    0 => vec![],
+                    1 => vec![format!("{:040x}", i)],
+                    2 => vec![format!("{:040x}", i), format!("{:040x}", i + 1)],
+                    3 => vec!["HEAD~1".to_string(), format!("{:040x}", i)],
+                    _ => vec![format!("{:040X}", i)],
+                };
+                let message = match i % 4 {
+                    0 => format!("Fix bug {i} in the parser\n\nThe lexer dropped a token."),
+                    1 => String::new(),
+                    2 => format!("Überarbeitung {i} — naïve café ✓\n"),
+                    _ => format!(
+                        "Refactor module {i}\n\n{}",
+                        "Long body line. ".repeat(i % 40)
+                    ),
+                };
+                CommitRecord {
+                    sha,
+                    author_name: format!("Author {}", i % 9),
+                    author_email: format!("a{}@example.org", i % 11),
+                    author_time: 1_600_000_000 + i as i64,
+                    committer_time: 1_600_000_000 + (i as i64 * 37) % 1000,
+                    summary: if i % 13 == 0 {
+                        "another title".into()
+                    } else {
+                        summary_of(&message).to_string()
+                    },
+                    message,
+                    parents,
+                    files: vec![(format!("src/m{}.py", i % 17), "modified".into(), None)],
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_field_of_a_commit_comes_back_in_every_layout() {
+        // more than a block of messages, written in three calls
+        let written = varied_commits(BLOCK_MESSAGES + 140);
+        for layout in LAYOUTS {
+            let (_dir, mut conn) = layout.open();
+            let mut added = 0;
+            for part in [&written[..10], &written[10..300], &written[300..]] {
+                added += add_commits(&mut conn, part).unwrap();
+            }
+            assert_eq!(added, written.len(), "{layout:?}");
+            assert_eq!(add_commits(&mut conn, &written[5..20]).unwrap(), 0);
+            let shas: Vec<String> = written.iter().map(|c| c.sha.clone()).collect();
+            let got = commits(&conn, &shas, true).unwrap();
+            assert_eq!(got.len(), written.len(), "{layout:?}");
+            for c in &written {
+                assert_eq!(&got[&c.sha], c, "{layout:?}");
+            }
+            let all = all_commits(&conn).unwrap();
+            assert_eq!(all.len(), written.len());
+            assert!(
+                all.windows(2)
+                    .all(|w| w[0].committer_time >= w[1].committer_time)
+            );
+            for c in &all {
+                let mut want = got[&c.sha].clone();
+                want.files.clear();
+                assert_eq!(c, &want, "{layout:?}");
+            }
+            let (count, newest) = commit_stats(&conn).unwrap();
+            assert_eq!(count as usize, written.len());
+            assert_eq!(newest, written.iter().map(|c| c.committer_time).max());
+            let authors = commit_authors(&conn).unwrap();
+            let distinct: std::collections::HashSet<(String, String)> = written
+                .iter()
+                .map(|c| (c.author_name.clone(), c.author_email.clone()))
+                .collect();
+            assert_eq!(authors.len(), distinct.len(), "{layout:?}");
+            let unknown = commits(&conn, &["f00d".to_string(), "nope".to_string()], false);
+            assert!(unknown.unwrap().is_empty());
+            let touching = commits_touching(&conn, &["src/m3.py".to_string()]).unwrap();
+            let want = written
+                .iter()
+                .filter(|c| c.files[0].0 == "src/m3.py")
+                .count();
+            assert_eq!(touching.len(), want, "{layout:?}");
+            assert!(touching.iter().all(|(sha, _)| got.contains_key(sha)));
+        }
+    }
+
+    #[test]
+    fn the_compact_layout_is_smaller_than_the_commits_table() {
+        let written = varied_commits(2000);
+        let mut pages = Vec::new();
+        for layout in [Layout::Compact, Layout::Commits] {
+            let (_dir, mut conn) = layout.open();
+            add_commits(&mut conn, &written).unwrap();
+            conn.execute_batch("VACUUM").unwrap();
+            let n: i64 = conn
+                .query_row("PRAGMA page_count", [], |r| r.get(0))
+                .unwrap();
+            pages.push(n);
+        }
+        // ids, parents and people as small values, messages compressed
+        assert!(
+            pages[0] * 10 < pages[1] * 7,
+            "compact {} pages, commits table {}",
+            pages[0],
+            pages[1]
+        );
+    }
+
+    #[test]
+    fn ids_and_messages_pack_and_come_back() {
+        let hex = "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string();
+        assert!(matches!(hex_value(&hex), Value::Blob(ref b) if b.len() == 20));
+        for text in ["ABCD", "c1", "", "xyz", "abc"] {
+            let v = hex_value(text);
+            assert_eq!(hex_text((&v).into()), text, "{text:?}");
+        }
+        assert_eq!(hex_text((&hex_value(&hex)).into()), hex);
+        for ids in [
+            vec![],
+            vec![hex.clone()],
+            vec![hex.clone(), "0".repeat(40)],
+            vec![hex.clone(), "abcd".into()],
+            vec!["feature~2".into()],
+            vec!["ABCD".into()],
+        ] {
+            assert_eq!(unpack_ids((&pack_ids(&ids)).into()), ids, "{ids:?}");
+        }
+        let messages = ["", "one", &"long ".repeat(100), "naïve ✓"];
+        let packed = pack_messages(&messages).unwrap();
+        assert_eq!(unpack_messages(&packed).unwrap(), messages);
+        // damaged blocks are an error, not a panic
+        // a length that says more bytes follow than do
+        let damaged = texts::compress(&[0x05, b'a']).unwrap();
+        assert!(unpack_messages(&damaged).is_err());
+        assert!(unpack_messages(b"not zstd").is_err());
+    }
+}
