@@ -574,6 +574,36 @@ fn fill_counts(store: &dyn Store, report: &mut IndexReport) -> Result<()> {
 const BATCH_FILES: usize = 1000;
 const BATCH_BYTES: usize = 16 << 20;
 
+/// The items of `rx`, numbered 0, 1, 2, … by their senders, in that order
+/// whatever order they arrive in: files are stored in the order of the
+/// work list, so chunk ids, and with them the order of equal scores, are
+/// the same on every run. Items that arrive early wait here (at most what
+/// the other workers parse while one parses a slow file).
+fn in_order<T>(rx: mpsc::Receiver<(usize, T)>) -> impl Iterator<Item = T> {
+    let mut waiting = std::collections::BTreeMap::new();
+    let mut next = 0usize;
+    let mut rx = rx.into_iter();
+    std::iter::from_fn(move || {
+        loop {
+            if let Some(item) = waiting.remove(&next) {
+                next += 1;
+                return Some(item);
+            }
+            match rx.next() {
+                Some((i, item)) => {
+                    waiting.insert(i, item);
+                }
+                // senders gone: whatever waits (after a gap left by a
+                // worker that stopped) follows in order
+                None => {
+                    let (&i, _) = waiting.iter().next()?;
+                    next = i;
+                }
+            }
+        }
+    })
+}
+
 /// Read, filter and parse `todo` on worker threads; gather batches here;
 /// write them on a thread of their own, so that parsing goes on while a
 /// batch is written (one batch waits at most; batches are written in order).
@@ -588,7 +618,7 @@ fn process(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let workers = settings.threads.clamp(1, 16);
-    let (tx, rx) = mpsc::sync_channel::<(FileUpdate, Vec<String>)>(256);
+    let (tx, rx) = mpsc::sync_channel::<(usize, (FileUpdate, Vec<String>))>(256);
     let (batch_tx, batch_rx) = mpsc::sync_channel::<Batch>(1);
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
@@ -601,7 +631,7 @@ fn process(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(entry) = todo.get(i) else { break };
                     let out = prepare(settings, &reader, entry);
-                    if tx.send(out).is_err() {
+                    if tx.send((i, out)).is_err() {
                         break;
                     }
                 }
@@ -625,7 +655,7 @@ fn process(
         let (mut files, mut bytes, mut chunks) = (0u64, 0u64, 0u64);
         let mut diagnostics = 0u64;
         let mut stopped = false;
-        for (update, warnings) in rx {
+        for (update, warnings) in in_order(rx) {
             if stopped || failed.load(Ordering::Relaxed) {
                 continue; // drain so workers finish
             }
@@ -759,6 +789,24 @@ fn notebook_text(raw: &str, max_bytes: u64) -> std::result::Result<String, SkipR
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn items_come_out_in_the_senders_order() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for i in [3usize, 0, 2, 5, 1, 4] {
+            tx.send((i, i * 10)).unwrap();
+        }
+        drop(tx);
+        let got: Vec<usize> = super::in_order(rx).collect();
+        assert_eq!(got, [0, 10, 20, 30, 40, 50]);
+        // a gap (a worker that stopped early) does not lose what follows
+        let (tx, rx) = std::sync::mpsc::channel();
+        for i in [0usize, 2, 3] {
+            tx.send((i, i)).unwrap();
+        }
+        drop(tx);
+        assert_eq!(super::in_order(rx).collect::<Vec<_>>(), [0, 2, 3]);
+    }
+
     use super::*;
 
     #[test]
