@@ -9,31 +9,31 @@
 //!   and the parents' ids packed as raw bytes;
 //! - `people`: each (name, e-mail) once;
 //! - `message_blocks`: the messages of consecutive `history` rows,
-//!   compressed together (alone, a message is too short to compress; side
-//!   by side, commit messages share most of their words);
-//! - `commit_paths` and `paths`: the files each commit changed, each path
-//!   once (`paths` is shared with blame);
+//!   compressed together ([`blocks`]);
+//! - `file_blocks`, `path_commits` and `paths`: the files each commit
+//!   changed, by commit and by path, each path once (`paths` is shared
+//!   with blame; [`files`]);
 //! - `commit_text`: contentless FTS5 over messages and path words, keyed by
 //!   the `history` row.
 //!
 //! Indexes written before keep a `commits` table instead; [`legacy`] reads
 //! and extends them in their own layout.
 
+mod blocks;
+mod files;
 mod legacy;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::embedded::sql::{PathIds, has_table, hex_text, hex_value, is_lower_hex};
+use crate::embedded::sql::{has_table, hex_text, hex_value, is_lower_hex};
 use crate::embedded::texts;
 use crate::{CommitRecord, Result, StoreError};
-
-/// At most this many messages, or about this many bytes of them, share a
-/// compressed block; reading one message decompresses its whole block.
-const BLOCK_MESSAGES: usize = 256;
-const BLOCK_BYTES: usize = 64 * 1024;
+use blocks::{BlockWriter, Blocks, Table};
+pub(crate) use files::move_commit_paths;
+use files::{FilesReader, FilesWriter};
 
 /// Whether the index keeps history in the layout written before this one
 /// (a `commits` table).
@@ -60,53 +60,67 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[CommitRecord]) -> Re
     let tx = conn.transaction()?;
     let mut added = 0;
     {
-        let mut exists = tx.prepare_cached("SELECT 1 FROM history WHERE sha = ?1")?;
-        let mut ins = tx.prepare_cached(
-            "INSERT INTO history(sha, author, author_time, committer_time, summary, parents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        let mut people = PeopleIds::new(&tx)?;
-        let mut paths = PathIds::new(&tx)?;
-        let mut ins_file = tx.prepare_cached(
-            "INSERT OR REPLACE INTO commit_paths(commit_id, seq, path_id, status, old_path_id)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?;
-        let mut ins_text = tx
-            .prepare_cached("INSERT INTO commit_text(rowid, message, paths) VALUES (?1, ?2, ?3)")?;
-        let mut block = MessageBlock::default();
+        let mut row_of = tx.prepare_cached("SELECT id FROM history WHERE sha = ?1")?;
+        // the rows the new commits will take, so that a parent added in
+        // this call can be named by its row too
+        let next: i64 = tx.query_row("SELECT coalesce(max(id), 0) + 1 FROM history", [], |r| {
+            r.get(0)
+        })?;
+        let mut fresh: Vec<&CommitRecord> = Vec::new();
+        let mut rows: HashMap<&str, i64> = HashMap::new();
         for c in commits {
-            if exists.exists([hex_value(&c.sha)])? {
+            if rows.contains_key(c.sha.as_str()) || row_of.exists([hex_value(&c.sha)])? {
                 continue;
             }
+            rows.insert(&c.sha, next + fresh.len() as i64);
+            fresh.push(c);
+        }
+        let mut ins = tx.prepare_cached(
+            "INSERT INTO history(id, sha, author, author_time, committer_time, summary, parents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        let mut people = PeopleIds::new(&tx)?;
+        let mut files = FilesWriter::new(&tx)?;
+        let mut ins_text = tx
+            .prepare_cached("INSERT INTO commit_text(rowid, message, paths) VALUES (?1, ?2, ?3)")?;
+        let mut messages = BlockWriter::new(Table::Messages);
+        for c in fresh {
+            let id = rows[c.sha.as_str()];
+            let mut parent_rows = Vec::with_capacity(c.parents.len());
+            for p in &c.parents {
+                match rows.get(p.as_str()) {
+                    Some(r) => parent_rows.push(*r),
+                    None => {
+                        if let Some(r) =
+                            row_of.query_row([hex_value(p)], |r| r.get(0)).optional()?
+                        {
+                            parent_rows.push(r);
+                        }
+                    }
+                }
+            }
+            let parents = if parent_rows.len() == c.parents.len() {
+                pack_parent_rows(id, &parent_rows)
+            } else {
+                pack_ids(&c.parents)
+            };
             let author = people.id(&c.author_name, &c.author_email)?;
             ins.execute(params![
+                id,
                 hex_value(&c.sha),
                 author,
                 c.author_time,
                 c.committer_time,
                 stored_summary(&c.summary, &c.message),
-                pack_ids(&c.parents),
+                parents,
             ])?;
-            let id = tx.last_insert_rowid();
-            if !block.takes(id) {
-                block.write(&tx)?;
-            }
-            block.push(id, &c.message);
-            for (seq, (path, status, old)) in c.files.iter().enumerate() {
-                let path_id = paths.id(path)?;
-                let old_id = old.as_deref().map(|o| paths.id(o)).transpose()?;
-                ins_file.execute(params![
-                    id,
-                    seq as i64,
-                    path_id,
-                    status_value(status),
-                    old_id
-                ])?;
-            }
+            messages.push(&tx, id, c.message.as_bytes().to_vec())?;
+            files.add(&tx, id, &c.files)?;
             ins_text.execute(params![id, c.message, path_words(&c.files)])?;
             added += 1;
         }
-        block.write(&tx)?;
+        messages.write(&tx)?;
+        files.finish(&tx)?;
     }
     tx.commit()?;
     Ok(added)
@@ -116,22 +130,49 @@ const COLUMNS: &str =
     "h.id, h.sha, p.name, p.email, h.author_time, h.committer_time, h.summary, h.parents
      FROM history h JOIN people p ON p.id = h.author";
 
-/// A commit from a row of [`COLUMNS`], with its message (and its
-/// summary, which may come from the message) still to fill in.
-fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, CommitRecord)> {
-    let summary: String = r.get(6)?;
-    Ok((
-        r.get(0)?,
-        summary,
-        CommitRecord {
+/// A row of [`COLUMNS`]: the commit with its message (and its summary,
+/// which may come from the message) still to fill in, and its parents
+/// when they are named by row.
+struct StoredCommit {
+    id: i64,
+    summary: String,
+    parent_rows: Option<Vec<i64>>,
+    commit: CommitRecord,
+}
+
+fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredCommit> {
+    let id = r.get(0)?;
+    let (parents, parent_rows) = match unpack_parents(id, r.get_ref(7)?) {
+        StoredParents::Ids(ids) => (ids, None),
+        StoredParents::Rows(rows) => (Vec::new(), Some(rows)),
+    };
+    Ok(StoredCommit {
+        id,
+        summary: r.get(6)?,
+        parent_rows,
+        commit: CommitRecord {
             sha: hex_text(r.get_ref(1)?),
             author_name: r.get(2)?,
             author_email: r.get(3)?,
             author_time: r.get(4)?,
             committer_time: r.get(5)?,
-            parents: unpack_ids(r.get_ref(7)?),
+            parents,
             ..CommitRecord::default()
         },
+    })
+}
+
+/// The id of the commit in `history` row `id`, for parents named by row.
+fn sha_of_row(conn: &Connection, id: i64) -> Result<String> {
+    conn.prepare_cached("SELECT sha FROM history WHERE id = ?1")?
+        .query_row([id], |r| Ok(hex_text(r.get_ref(0)?)))
+        .optional()?
+        .ok_or_else(|| missing_parent(id))
+}
+
+fn missing_parent(id: i64) -> StoreError {
+    StoreError::Other(format!(
+        "stored history: the parent in commit row {id} is missing"
     ))
 }
 
@@ -146,26 +187,28 @@ pub(crate) fn commits(
         return legacy::commits(conn, shas, with_files);
     }
     let mut by_sha = conn.prepare_cached(&format!("SELECT {COLUMNS} WHERE h.sha = ?1"))?;
-    let mut files = conn.prepare_cached(
-        "SELECT p.path, cp.status, o.path FROM commit_paths cp JOIN paths p ON p.id = cp.path_id
-         LEFT JOIN paths o ON o.id = cp.old_path_id WHERE cp.commit_id = ?1 ORDER BY cp.seq",
-    )?;
-    let mut messages = Messages::new(conn);
+    let mut files = FilesReader::new(conn);
+    let mut messages = Blocks::new(conn, Table::Messages);
     let mut out = HashMap::new();
     for sha in shas {
-        let Some((id, summary, mut c)) = by_sha
+        let Some(StoredCommit {
+            id,
+            summary,
+            parent_rows,
+            commit: mut c,
+        }) = by_sha
             .query_row([hex_value(sha)], commit_from_row)
             .optional()?
         else {
             continue;
         };
-        c.message = messages.get(id)?;
+        for row in parent_rows.unwrap_or_default() {
+            c.parents.push(sha_of_row(conn, row)?);
+        }
+        c.message = message_of(&mut messages, id)?;
         c.summary = read_summary(&summary, &c.message);
         if with_files {
-            let rows = files.query_map([id], |r| {
-                Ok((r.get(0)?, status_of(r.get_ref(1)?), r.get(2)?))
-            })?;
-            c.files = rows.collect::<std::result::Result<_, _>>()?;
+            c.files = files.get(id)?;
         }
         out.insert(c.sha.clone(), c);
     }
@@ -179,17 +222,27 @@ pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<CommitRecord>> {
     if legacy(conn)? {
         return legacy::all_commits(conn);
     }
-    let mut messages = Messages::new(conn);
+    let mut messages = Blocks::new(conn, Table::Messages);
     messages.load_all()?;
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS} ORDER BY h.committer_time DESC, h.id"
     ))?;
-    let rows = stmt.query_map([], commit_from_row)?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (id, summary, mut c) = row?;
-        c.message = messages.get(id)?;
-        c.summary = read_summary(&summary, &c.message);
+    let stored: Vec<StoredCommit> = stmt
+        .query_map([], commit_from_row)?
+        .collect::<std::result::Result<_, _>>()?;
+    let sha_of: HashMap<i64, &str> = stored
+        .iter()
+        .map(|s| (s.id, s.commit.sha.as_str()))
+        .collect();
+    let mut out = Vec::with_capacity(stored.len());
+    for s in &stored {
+        let mut c = s.commit.clone();
+        for row in s.parent_rows.iter().flatten() {
+            let sha = sha_of.get(row).ok_or_else(|| missing_parent(s.id))?;
+            c.parents.push(sha.to_string());
+        }
+        c.message = message_of(&mut messages, s.id)?;
+        c.summary = read_summary(&s.summary, &c.message);
         out.push(c);
     }
     Ok(out)
@@ -239,18 +292,11 @@ pub(crate) fn commits_touching(
     if legacy(conn)? {
         return legacy::commits_touching(conn, paths);
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT h.sha, p.path FROM paths p JOIN commit_paths cp ON cp.path_id = p.id
-         JOIN history h ON h.id = cp.commit_id WHERE p.path = ?1",
-    )?;
-    let mut out = Vec::new();
-    for p in paths {
-        let rows = stmt.query_map([p], |r| Ok((hex_text(r.get_ref(0)?), r.get(1)?)))?;
-        for row in rows {
-            out.push(row?);
-        }
-    }
-    Ok(out)
+    files::commits_touching(conn, paths)
+}
+
+fn message_of(blocks: &mut Blocks<'_>, id: i64) -> Result<String> {
+    Ok(String::from_utf8_lossy(blocks.get(id)?).into_owned())
 }
 
 // ---- the parts of a stored commit ----
@@ -274,6 +320,44 @@ fn pack_ids(ids: &[String]) -> Value {
         out.extend(ken_core::decode_hex(id).unwrap_or_default());
     }
     Value::Blob(out)
+}
+
+/// A commit's parents as stored: their ids, or the `history` rows that
+/// hold them.
+#[derive(Debug, PartialEq)]
+enum StoredParents {
+    Ids(Vec<String>),
+    Rows(Vec<i64>),
+}
+
+/// Parents named by their `history` rows, relative to the commit's own
+/// row `id` (a parent is nearly always one of the next rows, as history is
+/// stored newest first): a 0 byte, which no width of [`pack_ids`] is, then
+/// per parent the difference, zigzag LEB128. Two or three bytes where the
+/// raw ids take 21 or 41.
+fn pack_parent_rows(id: i64, rows: &[i64]) -> Value {
+    if rows.is_empty() {
+        return Value::Blob(Vec::new());
+    }
+    let mut out = vec![0u8];
+    for r in rows {
+        let d = r - id;
+        texts::put_varint(&mut out, ((d << 1) ^ (d >> 63)) as u64);
+    }
+    Value::Blob(out)
+}
+
+fn unpack_parents(id: i64, v: ValueRef<'_>) -> StoredParents {
+    let ValueRef::Blob([0, rest @ ..]) = v else {
+        return StoredParents::Ids(unpack_ids(v));
+    };
+    let mut rows = Vec::new();
+    let mut at = 0;
+    while let Some(z) = texts::get_varint(rest, &mut at) {
+        let d = (z >> 1) as i64 ^ -((z & 1) as i64);
+        rows.push(id.wrapping_add(d));
+    }
+    StoredParents::Rows(rows)
 }
 
 fn unpack_ids(v: ValueRef<'_>) -> Vec<String> {
@@ -392,133 +476,6 @@ impl<'t> PeopleIds<'t> {
     }
 }
 
-// ---- messages, compressed in blocks ----
-
-/// Messages of consecutive `history` rows on their way to one block.
-#[derive(Default)]
-struct MessageBlock<'a> {
-    first: i64,
-    messages: Vec<&'a str>,
-    bytes: usize,
-}
-
-impl<'a> MessageBlock<'a> {
-    /// Whether row `id`'s message can join this block: it is empty, or `id`
-    /// follows its last row and the block has room.
-    fn takes(&self, id: i64) -> bool {
-        self.messages.is_empty()
-            || (id == self.first + self.messages.len() as i64
-                && self.messages.len() < BLOCK_MESSAGES
-                && self.bytes < BLOCK_BYTES)
-    }
-
-    fn push(&mut self, id: i64, message: &'a str) {
-        if self.messages.is_empty() {
-            self.first = id;
-        }
-        self.messages.push(message);
-        self.bytes += message.len();
-    }
-
-    /// Store the block (when it holds any message) and empty it.
-    fn write(&mut self, tx: &Connection) -> Result<()> {
-        if self.messages.is_empty() {
-            return Ok(());
-        }
-        let data = pack_messages(&self.messages)?;
-        tx.prepare_cached("INSERT OR REPLACE INTO message_blocks(first, data) VALUES (?1, ?2)")?
-            .execute(params![self.first, data])?;
-        self.messages.clear();
-        self.bytes = 0;
-        Ok(())
-    }
-}
-
-/// Messages as one compressed value: each its length (LEB128) then its
-/// bytes.
-fn pack_messages(messages: &[&str]) -> Result<Vec<u8>> {
-    let mut raw = Vec::with_capacity(messages.iter().map(|m| m.len() + 2).sum());
-    for m in messages {
-        texts::put_varint(&mut raw, m.len() as u64);
-        raw.extend_from_slice(m.as_bytes());
-    }
-    texts::compress(&raw)
-        .map_err(|e| StoreError::Other(format!("compressing commit messages: {e}")))
-}
-
-fn unpack_messages(data: &[u8]) -> Result<Vec<String>> {
-    let bad = |why: &str| StoreError::Other(format!("stored commit messages: {why}"));
-    let raw = zstd::stream::decode_all(data).map_err(|e| bad(&e.to_string()))?;
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < raw.len() {
-        let n = texts::get_varint(&raw, &mut at).ok_or_else(|| bad("a length is cut"))? as usize;
-        let text = raw
-            .get(at..at.saturating_add(n))
-            .ok_or_else(|| bad("a message runs past the end"))?;
-        out.push(String::from_utf8_lossy(text).into_owned());
-        at += n;
-    }
-    Ok(out)
-}
-
-/// Reads messages by `history` row, each block decompressed once.
-struct Messages<'c> {
-    conn: &'c Connection,
-    /// Blocks read so far, by their first row.
-    blocks: BTreeMap<i64, Vec<String>>,
-}
-
-impl<'c> Messages<'c> {
-    fn new(conn: &'c Connection) -> Self {
-        Messages {
-            conn,
-            blocks: BTreeMap::new(),
-        }
-    }
-
-    fn load_all(&mut self) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT first, data FROM message_blocks")?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let data = r
-                .get_ref(1)?
-                .as_blob()
-                .map_err(|e| StoreError::Other(format!("stored commit messages: {e}")))?;
-            self.blocks.insert(r.get(0)?, unpack_messages(data)?);
-        }
-        Ok(())
-    }
-
-    fn cached(&self, id: i64) -> Option<&String> {
-        let (first, messages) = self.blocks.range(..=id).next_back()?;
-        messages.get(usize::try_from(id - first).ok()?)
-    }
-
-    fn get(&mut self, id: i64) -> Result<String> {
-        if let Some(m) = self.cached(id) {
-            return Ok(m.clone());
-        }
-        let block: Option<(i64, Vec<u8>)> = self
-            .conn
-            .prepare_cached(
-                "SELECT first, data FROM message_blocks WHERE first <= ?1 ORDER BY first DESC LIMIT 1",
-            )?
-            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
-        if let Some((first, data)) = block {
-            self.blocks.insert(first, unpack_messages(&data)?);
-        }
-        self.cached(id).cloned().ok_or_else(|| {
-            StoreError::Other(format!(
-                "stored history: the message of commit row {id} is missing"
-            ))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,6 +499,9 @@ mod tests {
             let conn = open(&dir.path().join("index.sqlite")).unwrap();
             if self != Layout::Compact {
                 conn.execute_batch(legacy::TABLE).unwrap();
+            }
+            if self == Layout::Commits {
+                conn.execute_batch(legacy::COMMIT_PATHS).unwrap();
             }
             if self == Layout::Oldest {
                 conn.execute_batch(
@@ -724,7 +684,7 @@ mod tests {
     #[test]
     fn every_field_of_a_commit_comes_back_in_every_layout() {
         // more than a block of messages, written in three calls
-        let written = varied_commits(BLOCK_MESSAGES + 140);
+        let written = varied_commits(blocks::BLOCK_VALUES + 140);
         for layout in LAYOUTS {
             let (_dir, mut conn) = layout.open();
             let mut added = 0;
@@ -772,6 +732,125 @@ mod tests {
     }
 
     #[test]
+    fn commit_paths_of_the_layout_before_move_to_file_blocks_when_opened() {
+        let written = varied_commits(blocks::BLOCK_VALUES + 40);
+        let mut with_files = written.clone();
+        with_files[3].files.push((
+            "src/new.py".into(),
+            "renamed".into(),
+            Some("src/old.py".into()),
+        ));
+        with_files[4].files.clear();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("index.sqlite");
+        let mut conn = open(&db).unwrap();
+        add_commits(&mut conn, &with_files).unwrap();
+        let shas: Vec<String> = with_files.iter().map(|c| c.sha.clone()).collect();
+        let want = commits(&conn, &shas, true).unwrap();
+        let touching = |conn: &Connection| {
+            let mut t = commits_touching(conn, &["src/m3.py".into(), "src/new.py".into()]).unwrap();
+            t.sort();
+            t
+        };
+        let want_touching = touching(&conn);
+        assert!(want_touching.len() > 10);
+        // the index as the layout before wrote it: a row per changed file
+        conn.execute_batch(legacy::COMMIT_PATHS).unwrap();
+        for c in &with_files {
+            let id: i64 = conn
+                .query_row(
+                    "SELECT id FROM history WHERE sha = ?1",
+                    [hex_value(&c.sha)],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            for (seq, (path, status, old)) in c.files.iter().enumerate() {
+                let path_id = |p: &str| -> i64 {
+                    conn.query_row("SELECT id FROM paths WHERE path = ?1", [p], |r| r.get(0))
+                        .unwrap()
+                };
+                conn.execute(
+                    "INSERT INTO commit_paths VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        id,
+                        seq as i64,
+                        path_id(path),
+                        status_value(status),
+                        old.as_deref().map(path_id)
+                    ],
+                )
+                .unwrap();
+            }
+        }
+        conn.execute_batch("DELETE FROM file_blocks; DELETE FROM path_commits;")
+            .unwrap();
+        drop(conn);
+        let mut conn = open(&db).unwrap();
+        assert!(!has_table(&conn, "commit_paths").unwrap());
+        assert_eq!(commits(&conn, &shas, true).unwrap(), want);
+        assert_eq!(touching(&conn), want_touching);
+        // and history goes on from there
+        add_commits(&mut conn, &varied_commits(blocks::BLOCK_VALUES + 60)[290..]).unwrap();
+        assert!(touching(&conn).len() > want_touching.len());
+    }
+
+    #[test]
+    fn parents_stored_in_history_are_named_by_row_and_come_back() {
+        // a chain walked newest first, with a merge, stored in two calls
+        // (the second holds the oldest commits, so its parents come later)
+        // and then a newer commit on top
+        let sha = |i: usize| format!("{:040x}", i * 104_729 + 7);
+        let commit = |i: usize, parents: Vec<String>| CommitRecord {
+            sha: sha(i),
+            author_name: "Ada".into(),
+            message: format!("change {i}"),
+            committer_time: 1_700_000_000 - i as i64,
+            parents,
+            ..CommitRecord::default()
+        };
+        let mut chain: Vec<CommitRecord> = (1..30)
+            .map(|i| commit(i, if i == 29 { vec![] } else { vec![sha(i + 1)] }))
+            .collect();
+        chain[4].parents.push(sha(20)); // a merge of an older commit
+        chain[6].parents.push("f".repeat(40)); // a parent never stored
+        let newest = commit(0, vec![sha(1)]);
+        let (_dir, mut conn) = Layout::Compact.open();
+        add_commits(&mut conn, &chain[..12]).unwrap();
+        add_commits(&mut conn, &chain[12..]).unwrap();
+        add_commits(&mut conn, std::slice::from_ref(&newest)).unwrap();
+        let mut all: Vec<CommitRecord> = chain.clone();
+        all.push(newest);
+        let shas: Vec<String> = all.iter().map(|c| c.sha.clone()).collect();
+        let got = commits(&conn, &shas, false).unwrap();
+        for c in &all {
+            assert_eq!(got[&c.sha].parents, c.parents, "{}", c.message);
+        }
+        for c in all_commits(&conn).unwrap() {
+            assert_eq!(got[&c.sha].parents, c.parents);
+        }
+        let by_row: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM history WHERE substr(parents, 1, 1) = x'00'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        // all but the root, the commit with an unknown parent, and the two
+        // of the first call with a parent that came only in the second (the
+        // last of the call, and the merge)
+        assert_eq!(by_row, all.len() as i64 - 4);
+        for (id, rows) in [(5, vec![6]), (9, vec![3, 900, 9]), (1, vec![])] {
+            let v = pack_parent_rows(id, &rows);
+            let want = if rows.is_empty() {
+                StoredParents::Ids(vec![])
+            } else {
+                StoredParents::Rows(rows)
+            };
+            assert_eq!(unpack_parents(id, (&v).into()), want);
+        }
+    }
+
+    #[test]
     fn the_compact_layout_is_smaller_than_the_commits_table() {
         let written = varied_commits(2000);
         let mut pages = Vec::new();
@@ -794,7 +873,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_and_messages_pack_and_come_back() {
+    fn ids_pack_and_come_back() {
         let hex = "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string();
         assert!(matches!(hex_value(&hex), Value::Blob(ref b) if b.len() == 20));
         for text in ["ABCD", "c1", "", "xyz", "abc"] {
@@ -812,13 +891,5 @@ mod tests {
         ] {
             assert_eq!(unpack_ids((&pack_ids(&ids)).into()), ids, "{ids:?}");
         }
-        let messages = ["", "one", &"long ".repeat(100), "naïve ✓"];
-        let packed = pack_messages(&messages).unwrap();
-        assert_eq!(unpack_messages(&packed).unwrap(), messages);
-        // damaged blocks are an error, not a panic
-        // a length that says more bytes follow than do
-        let damaged = texts::compress(&[0x05, b'a']).unwrap();
-        assert!(unpack_messages(&damaged).is_err());
-        assert!(unpack_messages(b"not zstd").is_err());
     }
 }

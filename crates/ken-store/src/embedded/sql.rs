@@ -80,11 +80,8 @@ CREATE TABLE IF NOT EXISTS people (
 );
 CREATE TABLE IF NOT EXISTS message_blocks (first INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS commit_paths (
-    commit_id INTEGER NOT NULL, seq INTEGER NOT NULL, path_id INTEGER NOT NULL,
-    status NOT NULL, old_path_id INTEGER, PRIMARY KEY (commit_id, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS commit_paths_path ON commit_paths(path_id);
+CREATE TABLE IF NOT EXISTS file_blocks (first INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS path_commits (path_id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS commit_text USING fts5(message, paths, content='');
 CREATE TABLE IF NOT EXISTS blame (path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, sha TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS blame_path ON blame(path);
@@ -110,7 +107,7 @@ pub fn fold(s: &str) -> String {
 }
 
 pub(crate) fn open(path: &Path) -> Result<Connection> {
-    let conn = Connection::open(path)?;
+    let mut conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     // a new database can give pages back (vectors leave the table once the
     // index file holds them); the mode can only be chosen before any table
@@ -136,6 +133,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
         Some(SCHEMA_VERSION) => {}
         Some(_) => return Err(StoreError::Incompatible(path.display().to_string())),
     }
+    super::history::move_commit_paths(&mut conn)?;
     Ok(conn)
 }
 

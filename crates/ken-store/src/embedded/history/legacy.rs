@@ -21,6 +21,15 @@ pub(super) const TABLE: &str = "CREATE TABLE commits (
     summary TEXT NOT NULL, message TEXT NOT NULL, parents TEXT NOT NULL
 );";
 
+/// The files of commits as such indexes keep them, a row per file, and as
+/// the compact layout kept them before [`super::files`].
+#[cfg(test)]
+pub(super) const COMMIT_PATHS: &str = "CREATE TABLE commit_paths (
+    commit_id INTEGER NOT NULL, seq INTEGER NOT NULL, path_id INTEGER NOT NULL,
+    status NOT NULL, old_path_id INTEGER, PRIMARY KEY (commit_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX commit_paths_path ON commit_paths(path_id);";
+
 pub(crate) fn commit_stats(conn: &Connection) -> Result<(u64, Option<i64>)> {
     Ok(conn.query_row(
         "SELECT count(*), max(committer_time) FROM commits",
@@ -165,23 +174,22 @@ fn legacy_commit_files(conn: &Connection) -> Result<bool> {
 
 /// Writes the files of commits in the index's layout (see
 /// [`legacy_commit_files`]).
-struct CommitFilesWriter<'t> {
-    legacy: Option<rusqlite::CachedStatement<'t>>,
-    paths: PathIds<'t>,
-    insert: rusqlite::CachedStatement<'t>,
+enum CommitFilesWriter<'t> {
+    Text(rusqlite::CachedStatement<'t>),
+    Paths {
+        paths: PathIds<'t>,
+        insert: rusqlite::CachedStatement<'t>,
+    },
 }
 
 impl<'t> CommitFilesWriter<'t> {
     fn new(tx: &'t Connection) -> Result<Self> {
-        let legacy = if legacy_commit_files(tx)? {
-            Some(tx.prepare_cached(
+        if legacy_commit_files(tx)? {
+            return Ok(CommitFilesWriter::Text(tx.prepare_cached(
                 "INSERT INTO commit_files(sha, path, status, old_path) VALUES (?1, ?2, ?3, ?4)",
-            )?)
-        } else {
-            None
-        };
-        Ok(CommitFilesWriter {
-            legacy,
+            )?));
+        }
+        Ok(CommitFilesWriter::Paths {
             paths: PathIds::new(tx)?,
             insert: tx.prepare_cached(
                 "INSERT OR REPLACE INTO commit_paths(commit_id, seq, path_id, status, old_path_id)
@@ -199,19 +207,22 @@ impl<'t> CommitFilesWriter<'t> {
         status: &str,
         old: Option<&str>,
     ) -> Result<()> {
-        if let Some(stmt) = &mut self.legacy {
-            stmt.execute(params![sha, path, status, old])?;
-            return Ok(());
+        match self {
+            CommitFilesWriter::Text(stmt) => {
+                stmt.execute(params![sha, path, status, old])?;
+            }
+            CommitFilesWriter::Paths { paths, insert } => {
+                let path_id = paths.id(path)?;
+                let old_id = old.map(|o| paths.id(o)).transpose()?;
+                insert.execute(params![
+                    commit,
+                    seq as i64,
+                    path_id,
+                    status_value(status),
+                    old_id
+                ])?;
+            }
         }
-        let path_id = self.paths.id(path)?;
-        let old_id = old.map(|o| self.paths.id(o)).transpose()?;
-        self.insert.execute(params![
-            commit,
-            seq as i64,
-            path_id,
-            status_value(status),
-            old_id
-        ])?;
         Ok(())
     }
 }
