@@ -13,7 +13,8 @@
 //! How: the hunk logic is gix-blame's ([`hunks`]), driven by one history
 //! walk shared by all the files of a batch ([`walk`]) instead of one walk
 //! per file. Batches are split over threads, each with its own walk and
-//! object cache.
+//! object cache, as runs of neighbouring paths of about equal lines (a
+//! walk diffs only the trees that lead to its own files).
 //!
 //! Budgets ([`BlameOptions`]): a file of more than `max_lines` lines is
 //! attributed wholesale to the last commit that changed it; a file whose
@@ -111,6 +112,30 @@ pub struct FileBlame {
     pub elapsed: Duration,
 }
 
+/// The files of a batch in `threads` shares of about equal lines, each a
+/// run of neighbouring paths: a walk diffs only the trees that lead to its
+/// own files, so a thread whose files share directories walks fewer trees
+/// than one holding a sample of the whole repository.
+fn split_by_directory(
+    paths: &[&str],
+    mut walk: Vec<(usize, u32)>,
+    threads: usize,
+) -> Vec<Vec<(usize, u32)>> {
+    walk.sort_by(|a, b| paths[a.0].cmp(paths[b.0]));
+    // a file costs its lines, and something for being walked at all
+    let cost = |lines: u32| u64::from(lines) + 100;
+    let total: u64 = walk.iter().map(|&(_, l)| cost(l)).sum();
+    let mut shares: Vec<Vec<(usize, u32)>> = vec![Vec::new(); threads];
+    let mut done = 0u64;
+    for f in walk {
+        let t = ((done * threads as u64) / total.max(1)).min(threads as u64 - 1) as usize;
+        shares[t].push(f);
+        done += cost(f.1);
+    }
+    shares.retain(|s| !s.is_empty());
+    shares
+}
+
 impl GitRepo {
     /// Blame one file at `commit` (any revision), with no budget.
     pub fn blame_file(&self, commit: &str, path: &str) -> Result<Vec<BlameRange>, SourceError> {
@@ -183,9 +208,7 @@ impl GitRepo {
             n => n,
         }
         .clamp(1, walk.len().max(1));
-        let shares: Vec<Vec<(usize, u32)>> = (0..threads)
-            .map(|t| walk.iter().copied().skip(t).step_by(threads).collect())
-            .collect();
+        let shares = split_by_directory(&paths, walk, threads);
         let done: Vec<Vec<(usize, FileBlame)>> = std::thread::scope(|s| {
             let handles: Vec<_> = shares
                 .iter()
@@ -386,7 +409,43 @@ fn no_such_file(commit: ObjectId, path: &str) -> SourceError {
 
 #[cfg(test)]
 mod tests {
-    use super::count_lines;
+    use super::{count_lines, split_by_directory};
+
+    #[test]
+    fn shares_are_runs_of_neighbouring_paths_of_about_equal_lines() {
+        let paths = [
+            "src/b/two.py",
+            "docs/a.md",
+            "src/a/one.py",
+            "src/b/three.py",
+            "tests/t.py",
+            "src/a/four.py",
+        ];
+        let walk: Vec<(usize, u32)> = (0..paths.len()).map(|i| (i, 1000)).collect();
+        let shares = split_by_directory(&paths, walk.clone(), 2);
+        let names: Vec<Vec<&str>> = shares
+            .iter()
+            .map(|s| s.iter().map(|(i, _)| paths[*i]).collect())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                vec!["docs/a.md", "src/a/four.py", "src/a/one.py"],
+                vec!["src/b/three.py", "src/b/two.py", "tests/t.py"],
+            ]
+        );
+        // one big file weighs as much as many small ones
+        let mut lopsided = walk.clone();
+        lopsided[1].1 = 20_000; // docs/a.md
+        let shares = split_by_directory(&paths, lopsided, 2);
+        assert_eq!(shares[0].len(), 1);
+        assert_eq!(shares[1].len(), 5);
+        // more threads than files: no empty share; every file in one
+        let shares = split_by_directory(&paths[..2], walk[..2].to_vec(), 4);
+        assert!(shares.iter().all(|s| !s.is_empty()));
+        assert_eq!(shares.iter().map(Vec::len).sum::<usize>(), 2);
+        assert!(split_by_directory(&paths, Vec::new(), 2).is_empty());
+    }
 
     #[test]
     fn counts_lines_like_blame() {
