@@ -170,9 +170,10 @@ fn sha_of_row(conn: &Connection, id: i64) -> Result<String> {
         .ok_or_else(|| missing_parent(id))
 }
 
-fn missing_parent(id: i64) -> StoreError {
+/// A parent named by row `row` that no `history` row holds.
+fn missing_parent(row: i64) -> StoreError {
     StoreError::Other(format!(
-        "stored history: the parent in commit row {id} is missing"
+        "stored history: commit row {row}, named as a parent, is missing"
     ))
 }
 
@@ -230,16 +231,16 @@ pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<CommitRecord>> {
     let stored: Vec<StoredCommit> = stmt
         .query_map([], commit_from_row)?
         .collect::<std::result::Result<_, _>>()?;
-    let sha_of: HashMap<i64, &str> = stored
+    let sha_of: HashMap<i64, String> = stored
         .iter()
-        .map(|s| (s.id, s.commit.sha.as_str()))
+        .map(|s| (s.id, s.commit.sha.clone()))
         .collect();
     let mut out = Vec::with_capacity(stored.len());
-    for s in &stored {
-        let mut c = s.commit.clone();
-        for row in s.parent_rows.iter().flatten() {
-            let sha = sha_of.get(row).ok_or_else(|| missing_parent(s.id))?;
-            c.parents.push(sha.to_string());
+    for s in stored {
+        let mut c = s.commit;
+        for row in s.parent_rows.into_iter().flatten() {
+            let sha = sha_of.get(&row).ok_or_else(|| missing_parent(row))?;
+            c.parents.push(sha.clone());
         }
         c.message = message_of(&mut messages, s.id)?;
         c.summary = read_summary(&s.summary, &c.message);
