@@ -6,15 +6,19 @@
 //! - `history`: a row per commit: its id as raw bytes (text when it is not
 //!   lowercase hex), the author as a `people` id, the two times, the
 //!   summary only when the message's first line would not give it back,
-//!   and the parents' ids packed as raw bytes;
+//!   and the parents' ids packed as raw bytes; looked up by id through an
+//!   index of the id's first 4 bytes (a third of the size of an index of
+//!   the whole id; the rare rows sharing a prefix are told apart by the
+//!   table);
 //! - `people`: each (name, e-mail) once;
 //! - `message_blocks`: the messages of consecutive `history` rows,
 //!   compressed together ([`blocks`]);
 //! - `file_blocks`, `path_commits` and `paths`: the files each commit
 //!   changed, by commit and by path, each path once (`paths` is shared
 //!   with blame; [`files`]);
-//! - `commit_text`: contentless FTS5 over messages and path words, keyed by
-//!   the `history` row.
+//! - `commit_text`: contentless FTS5 over messages, keyed by the `history`
+//!   row. Changed paths are matched through `paths` and `path_commits`
+//!   instead of a second copy of their words per commit ([`path_matches`]).
 //!
 //! Indexes written before keep a `commits` table instead; [`legacy`] reads
 //! and extends them in their own layout.
@@ -23,7 +27,7 @@ mod blocks;
 mod files;
 mod legacy;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -60,7 +64,7 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[CommitRecord]) -> Re
     let tx = conn.transaction()?;
     let mut added = 0;
     {
-        let mut row_of = tx.prepare_cached("SELECT id FROM history WHERE sha = ?1")?;
+        let mut row_of = tx.prepare_cached(&format!("SELECT id FROM history WHERE {BY_SHA}"))?;
         // the rows the new commits will take, so that a parent added in
         // this call can be named by its row too
         let next: i64 = tx.query_row("SELECT coalesce(max(id), 0) + 1 FROM history", [], |r| {
@@ -81,8 +85,8 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[CommitRecord]) -> Re
         )?;
         let mut people = PeopleIds::new(&tx)?;
         let mut files = FilesWriter::new(&tx)?;
-        let mut ins_text = tx
-            .prepare_cached("INSERT INTO commit_text(rowid, message, paths) VALUES (?1, ?2, ?3)")?;
+        let mut ins_text =
+            tx.prepare_cached("INSERT INTO commit_text(rowid, message) VALUES (?1, ?2)")?;
         let mut messages = BlockWriter::new(Table::Messages);
         for c in fresh {
             let id = rows[c.sha.as_str()];
@@ -116,7 +120,7 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[CommitRecord]) -> Re
             ])?;
             messages.push(&tx, id, c.message.as_bytes().to_vec())?;
             files.add(&tx, id, &c.files)?;
-            ins_text.execute(params![id, c.message, path_words(&c.files)])?;
+            ins_text.execute(params![id, c.message])?;
             added += 1;
         }
         messages.write(&tx)?;
@@ -124,6 +128,76 @@ pub(crate) fn add_commits(conn: &mut Connection, commits: &[CommitRecord]) -> Re
     }
     tx.commit()?;
     Ok(added)
+}
+
+/// The tables of this layout (created when missing).
+pub(crate) const TABLES: &str = "
+CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY, sha BLOB NOT NULL, author INTEGER NOT NULL,
+    author_time INTEGER NOT NULL, committer_time INTEGER NOT NULL,
+    summary TEXT NOT NULL, parents BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS history_sha ON history(substr(sha, 1, 4));
+CREATE VIRTUAL TABLE IF NOT EXISTS commit_text USING fts5(message, content='');
+";
+
+/// The condition finding the `history` row of the commit id `?1` (as
+/// [`hex_value`] stores it) through the `history_sha` index.
+const BY_SHA: &str = "substr(sha, 1, 4) = substr(?1, 1, 4) AND sha = ?1";
+
+/// Bring the history of an index written before to this layout, in one
+/// transaction: the unique index of whole commit ids gives way to
+/// `history_sha`, and the full text drops the words of changed paths.
+/// Nothing to do for indexes already in it, or whose history is in a
+/// `commits` table (which keep their own layout).
+pub(crate) fn compact(conn: &mut Connection) -> Result<()> {
+    if legacy(conn)? {
+        return Ok(());
+    }
+    let sql_of = |name: &str| -> Result<String> {
+        Ok(conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or_default())
+    };
+    let unique_ids = sql_of("history")?.contains("UNIQUE");
+    let path_words = sql_of("commit_text")?.contains("paths");
+    if !unique_ids && !path_words {
+        return Ok(());
+    }
+    let tx = conn.transaction()?;
+    if unique_ids {
+        tx.execute_batch(
+            "ALTER TABLE history RENAME TO history_before;
+             DROP INDEX IF EXISTS history_sha;",
+        )?;
+        tx.execute_batch(TABLES)?;
+        tx.execute_batch(
+            "INSERT INTO history SELECT id, sha, author, author_time, committer_time, summary, parents
+             FROM history_before;
+             DROP TABLE history_before;",
+        )?;
+    }
+    if path_words {
+        tx.execute_batch("DROP TABLE commit_text")?;
+        tx.execute_batch(TABLES)?;
+        let mut messages = Blocks::new(&tx, Table::Messages);
+        messages.load_all()?;
+        let ids: Vec<i64> = tx
+            .prepare("SELECT id FROM history ORDER BY id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?;
+        let mut ins = tx.prepare("INSERT INTO commit_text(rowid, message) VALUES (?1, ?2)")?;
+        for id in ids {
+            ins.execute(params![id, message_of(&mut messages, id)?])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 const COLUMNS: &str =
@@ -162,12 +236,25 @@ fn commit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredCommit> {
     })
 }
 
+/// The `history` row of commit `sha`, if it is stored there.
+pub(crate) fn row_of(conn: &Connection, sha: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT id FROM history WHERE {BY_SHA}"))?
+        .query_row([hex_value(sha)], |r| r.get(0))
+        .optional()?)
+}
+
+/// The id of the commit in `history` row `row`, if there is one.
+pub(crate) fn sha_of(conn: &Connection, row: i64) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT sha FROM history WHERE id = ?1")?
+        .query_row([row], |r| Ok(hex_text(r.get_ref(0)?)))
+        .optional()?)
+}
+
 /// The id of the commit in `history` row `id`, for parents named by row.
 fn sha_of_row(conn: &Connection, id: i64) -> Result<String> {
-    conn.prepare_cached("SELECT sha FROM history WHERE id = ?1")?
-        .query_row([id], |r| Ok(hex_text(r.get_ref(0)?)))
-        .optional()?
-        .ok_or_else(|| missing_parent(id))
+    sha_of(conn, id)?.ok_or_else(|| missing_parent(id))
 }
 
 /// A parent named by row `row` that no `history` row holds.
@@ -187,7 +274,7 @@ pub(crate) fn commits(
     if legacy(conn)? {
         return legacy::commits(conn, shas, with_files);
     }
-    let mut by_sha = conn.prepare_cached(&format!("SELECT {COLUMNS} WHERE h.sha = ?1"))?;
+    let mut by_sha = conn.prepare_cached(&format!("SELECT {COLUMNS} WHERE {BY_SHA}"))?;
     let mut files = FilesReader::new(conn);
     let mut messages = Blocks::new(conn, Table::Messages);
     let mut out = HashMap::new();
@@ -262,7 +349,10 @@ pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>>
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
-/// Commits whose message or changed paths match `query` (FTS5 BM25), best first.
+/// Commits whose message or changed paths match `query`, best first: the
+/// message's FTS5 BM25 plus, for each word of the question that is a word
+/// of a changed path, [`PATH_WEIGHT`] times that word's BM25 weight over
+/// commits ([`path_matches`]).
 pub(crate) fn search_commits(
     conn: &Connection,
     query: &str,
@@ -271,18 +361,77 @@ pub(crate) fn search_commits(
     if legacy(conn)? {
         return legacy::search_commits(conn, query, limit);
     }
-    let Some(words) = fts_query(query) else {
+    let words = query_words(query);
+    if words.is_empty() || limit == 0 {
         return Ok(Vec::new());
-    };
+    }
+    let fts = fts_match(&words);
+    // a commit just out of the messages' top can still win on its paths
     let mut stmt = conn.prepare_cached(
-        "SELECT h.sha, bm25(commit_text, 1.0, 0.5) AS score FROM commit_text
-         JOIN history h ON h.id = commit_text.rowid
-         WHERE commit_text MATCH ?1 ORDER BY score LIMIT ?2",
+        "SELECT rowid, bm25(commit_text) FROM commit_text
+         WHERE commit_text MATCH ?1 ORDER BY bm25(commit_text) LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![words, limit as i64], |r| {
-        Ok((hex_text(r.get_ref(0)?), -(r.get::<_, f64>(1)? as f32)))
-    })?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
+    let mut scores: HashMap<i64, f64> = HashMap::new();
+    for r in stmt.query_map(params![fts, (limit * 4).max(50) as i64], |r| {
+        Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+    })? {
+        let (row, score) = r?;
+        scores.insert(row, score);
+    }
+    for (row, score) in path_matches(conn, &words)? {
+        *scores.entry(row).or_default() += score;
+    }
+    let mut ranked: Vec<(i64, f64)> = scores.into_iter().collect();
+    // ties: the newer commit (rows are stored newest first)
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(limit);
+    let mut sha_of = conn.prepare_cached("SELECT sha FROM history WHERE id = ?1")?;
+    let mut out = Vec::with_capacity(ranked.len());
+    for (row, score) in ranked {
+        let sha = sha_of.query_row([row], |r| Ok(hex_text(r.get_ref(0)?)))?;
+        out.push((sha, score as f32));
+    }
+    Ok(out)
+}
+
+/// How much a path word counts against a message word (the weight of the
+/// path column when path words were kept in the full text).
+const PATH_WEIGHT: f64 = 0.5;
+
+/// The commits that changed a file with one of `words` among its path's
+/// words (`src/flask/app.py`: src, flask, app, py), by `history` row: per
+/// word, [`PATH_WEIGHT`] times FTS5's BM25 weight of a term found in `n`
+/// of the `total` commits, once per commit (a commit is not counted
+/// longer for changing more files).
+fn path_matches(conn: &Connection, words: &[String]) -> Result<HashMap<i64, f64>> {
+    let total: i64 = conn.query_row("SELECT count(*) FROM history", [], |r| r.get(0))?;
+    let mut paths = conn.prepare_cached(
+        "SELECT p.path, pc.data FROM paths p JOIN path_commits pc ON pc.path_id = p.id
+         WHERE instr(lower(p.path), ?1) > 0 OR p.path GLOB '*[^ -~]*'",
+    )?;
+    let mut out: HashMap<i64, f64> = HashMap::new();
+    for word in words {
+        // (SQLite lowers ASCII only: paths with other letters are all read)
+        let mut rows: HashSet<i64> = HashSet::new();
+        let mut found = paths.query([word])?;
+        while let Some(r) = found.next()? {
+            let path: String = r.get(0)?;
+            let has_word = path
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| w.to_lowercase() == *word);
+            if has_word {
+                let data: Vec<u8> = r.get(1)?;
+                rows.extend(files::unpack_rows(&data)?);
+            }
+        }
+        let n = rows.len() as f64;
+        // FTS5's idf, never quite zero
+        let idf = ((total as f64 - n + 0.5) / (n + 0.5)).ln().max(1e-6);
+        for row in rows {
+            *out.entry(row).or_default() += PATH_WEIGHT * idf;
+        }
+    }
+    Ok(out)
 }
 
 /// (sha, path) of commits that changed any of `paths`.
@@ -425,26 +574,25 @@ fn status_of(v: ValueRef<'_>) -> String {
     }
 }
 
-/// The words of changed paths for full-text search: `src/flask/app.py` →
-/// `src flask app py`.
-fn path_words(files: &[(String, String, Option<String>)]) -> String {
-    let mut out = String::new();
-    for (path, _, _) in files {
-        out.push_str(&path.replace(['/', '.', '_', '-'], " "));
-        out.push(' ');
-    }
-    out
+/// An FTS5 query of `words` joined by OR, each quoted so that nothing the
+/// user typed is FTS5 syntax.
+fn fts_match(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| format!("\"{w}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
-/// An FTS5 query of the question's plain words joined by OR, each quoted
-/// so that nothing the user typed is FTS5 syntax; None without words.
-fn fts_query(query: &str) -> Option<String> {
-    let words: Vec<String> = ken_core::ident::words(query)
+/// The question's plain words, lowercased, without stop words, each once.
+fn query_words(query: &str) -> Vec<String> {
+    let mut words: Vec<String> = ken_core::ident::words(query)
         .map(|(_, w)| w.to_lowercase())
         .filter(|w| !ken_core::ident::is_stop_word(w))
-        .map(|w| format!("\"{w}\""))
         .collect();
-    (!words.is_empty()).then(|| words.join(" OR "))
+    let mut seen = HashSet::new();
+    words.retain(|w| seen.insert(w.clone()));
+    words
 }
 
 /// Each (name, e-mail)'s id in `people`, added when new (within one
@@ -499,6 +647,12 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let conn = open(&dir.path().join("index.sqlite")).unwrap();
             if self != Layout::Compact {
+                // with the full text those indexes were written with
+                conn.execute_batch(
+                    "DROP TABLE commit_text;
+                     CREATE VIRTUAL TABLE commit_text USING fts5(message, paths, content='');",
+                )
+                .unwrap();
                 conn.execute_batch(legacy::TABLE).unwrap();
             }
             if self == Layout::Commits {
@@ -793,6 +947,108 @@ mod tests {
         // and history goes on from there
         add_commits(&mut conn, &varied_commits(blocks::BLOCK_VALUES + 60)[290..]).unwrap();
         assert!(touching(&conn).len() > want_touching.len());
+    }
+
+    #[test]
+    fn history_with_whole_id_index_and_path_words_is_compacted_when_opened() {
+        let written = varied_commits(blocks::BLOCK_VALUES + 40);
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("index.sqlite");
+        let mut conn = open(&db).unwrap();
+        // the tables as the layout before made them
+        conn.execute_batch(
+            "DROP TABLE history;
+             DROP TABLE commit_text;
+             CREATE TABLE history (
+                 id INTEGER PRIMARY KEY, sha BLOB NOT NULL UNIQUE, author INTEGER NOT NULL,
+                 author_time INTEGER NOT NULL, committer_time INTEGER NOT NULL,
+                 summary TEXT NOT NULL, parents BLOB NOT NULL);
+             CREATE VIRTUAL TABLE commit_text USING fts5(message, paths, content='');",
+        )
+        .unwrap();
+        // rows written by this layout's code, plus the path words it no longer keeps
+        add_commits(&mut conn, &written).unwrap();
+        let shas: Vec<String> = written.iter().map(|c| c.sha.clone()).collect();
+        let want = commits(&conn, &shas, true).unwrap();
+        let want_all = all_commits(&conn).unwrap();
+        drop(conn);
+        let mut conn = open(&db).unwrap();
+        let sql = |name: &str| -> String {
+            conn.query_row(
+                "SELECT sql FROM sqlite_master WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert!(!sql("history").contains("UNIQUE"));
+        assert!(sql("history_sha").contains("substr(sha, 1, 4)"));
+        assert!(!sql("commit_text").contains("paths"));
+        assert_eq!(commits(&conn, &shas, true).unwrap(), want);
+        assert_eq!(all_commits(&conn).unwrap(), want_all);
+        // the messages were carried over: the full text finds them
+        let hits = search_commits(&conn, "bug 8", 3).unwrap();
+        assert_eq!(hits[0].0, written[8].sha);
+        // lookups by id use the prefix index
+        for query in [
+            format!("SELECT id FROM history WHERE {BY_SHA}"),
+            format!("SELECT {COLUMNS} WHERE {BY_SHA}"),
+        ] {
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {query}"))
+                .unwrap()
+                .query_map([hex_value(&written[0].sha)], |r| r.get(3))
+                .unwrap()
+                .collect::<std::result::Result<_, _>>()
+                .unwrap();
+            assert!(plan.iter().any(|p| p.contains("history_sha")), "{plan:?}");
+        }
+        // and history goes on from there, known commits kept once
+        let more = varied_commits(blocks::BLOCK_VALUES + 60);
+        let added = add_commits(&mut conn, &more).unwrap();
+        assert_eq!(added, more.len() - written.len());
+        // opened again: nothing left to do
+        drop(conn);
+        let conn = open(&db).unwrap();
+        assert_eq!(commits(&conn, &shas, true).unwrap(), want);
+    }
+
+    #[test]
+    fn commits_found_by_words_of_their_paths_weigh_rare_words_more() {
+        let commit = |sha: &str, message: &str, paths: &[&str]| crate::CommitRecord {
+            sha: sha.into(),
+            author_name: "Ada".into(),
+            message: message.into(),
+            summary: message.into(),
+            files: paths
+                .iter()
+                .map(|p| (p.to_string(), "modified".into(), None))
+                .collect(),
+            ..crate::CommitRecord::default()
+        };
+        let (_dir, mut conn) = Layout::Compact.open();
+        let written = [
+            commit("c1", "Tidy", &["src/Router/Layer.js", "src/app.js"]),
+            commit("c2", "Tidy", &["src/app.js"]),
+            commit("c3", "Tidy", &["src/app.js", "docs/Über.md"]),
+            commit("c4", "Speed up the layer cache", &["src/cache.js"]),
+        ];
+        add_commits(&mut conn, &written).unwrap();
+        // a word of a path, in any case, but not part of a word
+        let hits = search_commits(&conn, "router", 10).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, "c1");
+        assert!(search_commits(&conn, "rout", 10).unwrap().is_empty());
+        assert_eq!(search_commits(&conn, "über", 10).unwrap()[0].0, "c3");
+        // a word in a message and in a path: both count; a word every
+        // commit's paths have next to nothing
+        let hits = search_commits(&conn, "layer", 10).unwrap();
+        let shas: Vec<&str> = hits.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(shas.len(), 2);
+        let src = search_commits(&conn, "src", 10).unwrap();
+        assert!(src.iter().all(|(_, s)| *s < 1e-3), "{src:?}");
+        assert!(search_commits(&conn, "the a", 10).unwrap().is_empty());
+        assert!(search_commits(&conn, "router", 0).unwrap().is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! index is consistent again (searches meanwhile drop hits SQLite does not
 //! know). Chunk ids are reserved before use and never reused.
 
+mod blame;
 mod history;
 pub(crate) mod lexical;
 pub(crate) mod pool;
@@ -358,7 +359,7 @@ impl IndexStore for EmbeddedStore {
                 del_chunks.execute([p])?;
                 del_facts.execute([p])?;
                 if batch.deletes.iter().any(|d| d == p) {
-                    sql::delete_blame(&tx, p)?;
+                    blame::delete_blame(&tx, p)?;
                     del_blame_done.execute([p])?;
                 }
                 del_file.execute([p])?;
@@ -657,20 +658,20 @@ impl HistoryStore for EmbeddedStore {
     }
 
     fn blame_needed(&self, files: &[(String, String)]) -> Result<Vec<String>> {
-        sql::blame_needed(&*self.conns.get()?, files)
+        blame::blame_needed(&*self.conns.get()?, files)
     }
 
     fn put_blame(&mut self, items: &[crate::FileBlameRecord]) -> Result<()> {
         self.writing()?;
-        sql::put_blame(&mut *self.conns.get()?, items)
+        blame::put_blame(&mut *self.conns.get()?, items)
     }
 
     fn blame_of(&self, path: &str) -> Result<Vec<crate::BlameLines>> {
-        sql::blame_of(&*self.conns.get()?, path)
+        blame::blame_of(&*self.conns.get()?, path)
     }
 
     fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
-        sql::paths_blamed_on(&*self.conns.get()?, shas)
+        blame::paths_blamed_on(&*self.conns.get()?, shas)
     }
 }
 

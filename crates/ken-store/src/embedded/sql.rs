@@ -70,11 +70,6 @@ CREATE INDEX IF NOT EXISTS edges_src ON edges(src_path);
 CREATE TABLE IF NOT EXISTS edge_files (path TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS def_ranks (path TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS file_rank (path TEXT PRIMARY KEY, rank REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS history (
-    id INTEGER PRIMARY KEY, sha BLOB NOT NULL UNIQUE, author INTEGER NOT NULL,
-    author_time INTEGER NOT NULL, committer_time INTEGER NOT NULL,
-    summary TEXT NOT NULL, parents BLOB NOT NULL
-);
 CREATE TABLE IF NOT EXISTS people (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, UNIQUE (name, email)
 );
@@ -82,13 +77,9 @@ CREATE TABLE IF NOT EXISTS message_blocks (first INTEGER PRIMARY KEY, data BLOB 
 CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS file_blocks (first INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS path_commits (path_id INTEGER PRIMARY KEY, data BLOB NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS commit_text USING fts5(message, paths, content='');
 CREATE TABLE IF NOT EXISTS blame (path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, sha TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS blame_path ON blame(path);
 CREATE TABLE IF NOT EXISTS blame_files (path TEXT PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS blame_pairs (
-    sha BLOB NOT NULL, path_id INTEGER NOT NULL, PRIMARY KEY (sha, path_id)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blame_done (path TEXT PRIMARY KEY, blob_id TEXT NOT NULL, method TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL,
@@ -134,6 +125,12 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
         Some(_) => return Err(StoreError::Incompatible(path.display().to_string())),
     }
     super::history::move_commit_paths(&mut conn)?;
+    super::history::compact(&mut conn)?;
+    conn.execute_batch(super::history::TABLES)?;
+    // blame by commit is read from the blame of each file
+    if has_table(&conn, "blame_pairs")? {
+        conn.execute_batch("DROP TABLE blame_pairs")?;
+    }
     Ok(conn)
 }
 
@@ -814,189 +811,6 @@ pub(crate) fn hex_text(v: ValueRef<'_>) -> String {
     }
 }
 
-/// A commit id as stored in `blame_pairs`: its 20 (or 32) bytes, or the
-/// text's bytes when it is not hex.
-pub(crate) fn sha_bytes(sha: &str) -> Vec<u8> {
-    ken_core::decode_hex(sha).unwrap_or_else(|| sha.as_bytes().to_vec())
-}
-
-// ---- blame ----
-
-/// Which of (path, blob id) have no blame for that blob yet.
-pub(crate) fn blame_needed(conn: &Connection, files: &[(String, String)]) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached("SELECT blob_id FROM blame_done WHERE path = ?1")?;
-    let mut out = Vec::new();
-    for (path, blob) in files {
-        let done: Option<String> = stmt.query_row([path], |r| r.get(0)).optional()?;
-        if done.as_deref() != Some(blob.as_str()) {
-            out.push(path.clone());
-        }
-    }
-    Ok(out)
-}
-
-/// A file's blame as stored: its commits once, and its ranges as
-/// (first line, last line, index of the commit), zstd-compressed JSON.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct PackedBlame {
-    shas: Vec<String>,
-    ranges: Vec<(u32, u32, u32)>,
-}
-
-fn pack_blame(ranges: &[crate::BlameLines]) -> Result<(Vec<u8>, Vec<String>)> {
-    let mut shas: Vec<String> = Vec::new();
-    let mut index: HashMap<&str, u32> = HashMap::new();
-    let mut packed = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        let i = *index.entry(r.sha.as_str()).or_insert_with(|| {
-            shas.push(r.sha.clone());
-            shas.len() as u32 - 1
-        });
-        packed.push((r.start_line, r.end_line, i));
-    }
-    let value = PackedBlame {
-        shas,
-        ranges: packed,
-    };
-    let json = serde_json::to_vec(&value).map_err(|e| StoreError::Other(e.to_string()))?;
-    let data = super::texts::compress(&json)
-        .map_err(|e| StoreError::Other(format!("compressing blame: {e}")))?;
-    Ok((data, value.shas))
-}
-
-fn unpack_blame(data: &[u8]) -> Result<Vec<crate::BlameLines>> {
-    let bad = |e: String| StoreError::Other(format!("stored blame: {e}"));
-    let json = zstd::stream::decode_all(data).map_err(|e| bad(e.to_string()))?;
-    let p: PackedBlame = serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
-    p.ranges
-        .into_iter()
-        .map(|(start_line, end_line, i)| {
-            Ok(crate::BlameLines {
-                start_line,
-                end_line,
-                sha: p
-                    .shas
-                    .get(i as usize)
-                    .cloned()
-                    .ok_or_else(|| bad("a range names no commit".into()))?,
-            })
-        })
-        .collect()
-}
-
-/// Forget a file's blame: its packed ranges, its (commit, path) pairs, and
-/// the rows an index written before kept in `blame`.
-pub(crate) fn delete_blame(tx: &Connection, path: &str) -> Result<()> {
-    let old: Option<Vec<u8>> = tx
-        .prepare_cached("SELECT data FROM blame_files WHERE path = ?1")?
-        .query_row([path], |r| r.get(0))
-        .optional()?;
-    if let Some(data) = old {
-        let mut del = tx.prepare_cached(
-            "DELETE FROM blame_pairs WHERE sha = ?1 AND path_id = (SELECT id FROM paths WHERE path = ?2)",
-        )?;
-        let mut del_legacy = if has_table(tx, "blame_by_commit")? {
-            Some(tx.prepare_cached("DELETE FROM blame_by_commit WHERE sha = ?1 AND path = ?2")?)
-        } else {
-            None
-        };
-        let mut seen = HashSet::new();
-        for r in unpack_blame(&data)? {
-            if seen.insert(r.sha.clone()) {
-                del.execute(params![sha_bytes(&r.sha), path])?;
-                if let Some(d) = &mut del_legacy {
-                    d.execute([&r.sha, path])?;
-                }
-            }
-        }
-        tx.prepare_cached("DELETE FROM blame_files WHERE path = ?1")?
-            .execute([path])?;
-    }
-    tx.prepare_cached("DELETE FROM blame WHERE path = ?1")?
-        .execute([path])?;
-    Ok(())
-}
-
-pub(crate) fn put_blame(conn: &mut Connection, items: &[crate::FileBlameRecord]) -> Result<()> {
-    let tx = conn.transaction()?;
-    {
-        let mut ins = tx.prepare_cached("INSERT INTO blame_files(path, data) VALUES (?1, ?2)")?;
-        let mut pair =
-            tx.prepare_cached("INSERT OR IGNORE INTO blame_pairs(sha, path_id) VALUES (?1, ?2)")?;
-        let mut paths = PathIds::new(&tx)?;
-        let mut done = tx.prepare_cached(
-            "INSERT OR REPLACE INTO blame_done(path, blob_id, method) VALUES (?1, ?2, ?3)",
-        )?;
-        for f in items {
-            delete_blame(&tx, &f.path)?;
-            let (data, shas) = pack_blame(&f.ranges)?;
-            ins.execute(params![f.path, data])?;
-            let path_id = paths.id(&f.path)?;
-            for sha in &shas {
-                pair.execute(params![sha_bytes(sha), path_id])?;
-            }
-            done.execute(params![f.path, f.blob_id, f.method])?;
-        }
-    }
-    tx.commit()?;
-    Ok(())
-}
-
-pub(crate) fn blame_of(conn: &Connection, path: &str) -> Result<Vec<crate::BlameLines>> {
-    let packed: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT data FROM blame_files WHERE path = ?1")?
-        .query_row([path], |r| r.get(0))
-        .optional()?;
-    if let Some(data) = packed {
-        return unpack_blame(&data);
-    }
-    let mut stmt = conn.prepare_cached(
-        "SELECT start_line, end_line, sha FROM blame WHERE path = ?1 ORDER BY start_line",
-    )?;
-    let rows = stmt.query_map([path], |r| {
-        Ok(crate::BlameLines {
-            start_line: r.get(0)?,
-            end_line: r.get(1)?,
-            sha: r.get(2)?,
-        })
-    })?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-/// Paths with lines last changed by one of `shas`.
-pub(crate) fn paths_blamed_on(conn: &Connection, shas: &[String]) -> Result<HashSet<String>> {
-    let mut pairs = conn.prepare_cached(
-        "SELECT p.path FROM blame_pairs b JOIN paths p ON p.id = b.path_id WHERE b.sha = ?1",
-    )?;
-    // indexes written before: (sha, path) text pairs, or rows per range
-    let mut text_pairs = if has_table(conn, "blame_by_commit")? {
-        Some(conn.prepare_cached("SELECT path FROM blame_by_commit WHERE sha = ?1")?)
-    } else {
-        None
-    };
-    let mut legacy = conn.prepare_cached("SELECT DISTINCT path FROM blame WHERE sha = ?1")?;
-    let old_rows = conn
-        .prepare_cached("SELECT 1 FROM blame LIMIT 1")?
-        .exists([])?;
-    let mut out = HashSet::new();
-    for s in shas {
-        for p in pairs.query_map([sha_bytes(s)], |r| r.get::<_, String>(0))? {
-            out.insert(p?);
-        }
-        if let Some(stmt) = &mut text_pairs {
-            for p in stmt.query_map([s], |r| r.get::<_, String>(0))? {
-                out.insert(p?);
-            }
-        }
-        if old_rows {
-            for p in legacy.query_map([s], |r| r.get::<_, String>(0))? {
-                out.insert(p?);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The ids of the chunks `filter` lets through (paths through the path
 /// index; an empty list lets nothing through).
 pub(crate) fn chunk_ids_where(
@@ -1178,83 +992,5 @@ mod tests {
         set_ranks(&mut conn, &defs[3..], &[]).unwrap();
         assert!(def_ranks(&conn, "a.py").unwrap().is_empty());
         assert!(unpack_def_ranks(b"damaged").is_err());
-    }
-
-    #[test]
-    fn blame_is_packed_per_file_with_its_commits_and_old_rows_still_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
-        let lines = |a: u32, b: u32, sha: &str| crate::BlameLines {
-            start_line: a,
-            end_line: b,
-            sha: sha.into(),
-        };
-        // an index written before: rows in `blame`
-        conn.execute_batch(
-            "INSERT INTO blame(path, start_line, end_line, sha) VALUES ('old.py', 1, 4, 'c1'), ('old.py', 5, 5, 'c2');",
-        )
-        .unwrap();
-        let record = |path: &str, ranges: Vec<crate::BlameLines>| crate::FileBlameRecord {
-            path: path.into(),
-            blob_id: format!("blob-{path}"),
-            method: "exact".into(),
-            ranges,
-        };
-        put_blame(
-            &mut conn,
-            &[record(
-                "a.py",
-                vec![lines(1, 2, "c1"), lines(3, 9, "c3"), lines(10, 10, "c1")],
-            )],
-        )
-        .unwrap();
-        assert_eq!(
-            blame_of(&conn, "a.py").unwrap(),
-            vec![lines(1, 2, "c1"), lines(3, 9, "c3"), lines(10, 10, "c1")]
-        );
-        assert_eq!(
-            blame_of(&conn, "old.py").unwrap(),
-            vec![lines(1, 4, "c1"), lines(5, 5, "c2")]
-        );
-        let on = |conn: &Connection, shas: &[&str]| {
-            let shas: Vec<String> = shas.iter().map(|s| s.to_string()).collect();
-            let mut v: Vec<String> = paths_blamed_on(conn, &shas).unwrap().into_iter().collect();
-            v.sort();
-            v
-        };
-        assert_eq!(on(&conn, &["c1"]), ["a.py", "old.py"]);
-        assert_eq!(on(&conn, &["c3"]), ["a.py"]);
-        // an index of the release before: (sha, path) text pairs
-        conn.execute_batch(
-            "CREATE TABLE blame_by_commit (sha TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (sha, path)) WITHOUT ROWID;
-             INSERT INTO blame_by_commit VALUES ('c3', 'older.py');",
-        )
-        .unwrap();
-        assert_eq!(on(&conn, &["c3"]), ["a.py", "older.py"]);
-        conn.execute_batch("DROP TABLE blame_by_commit").unwrap();
-        // full commit ids are kept as their 20 bytes
-        let sha = "0123456789abcdef0123456789abcdef01234567";
-        put_blame(&mut conn, &[record("b.py", vec![lines(1, 3, sha)])]).unwrap();
-        assert_eq!(on(&conn, &[sha]), ["b.py"]);
-        let stored: i64 = conn
-            .query_row("SELECT max(length(sha)) FROM blame_pairs", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(stored, 20);
-        delete_blame(&conn, "b.py").unwrap();
-        // blamed again: the old file's rows and the new file's pairs are replaced
-        put_blame(
-            &mut conn,
-            &[
-                record("old.py", vec![lines(1, 5, "c4")]),
-                record("a.py", vec![lines(1, 10, "c4")]),
-            ],
-        )
-        .unwrap();
-        assert_eq!(blame_of(&conn, "old.py").unwrap(), vec![lines(1, 5, "c4")]);
-        assert!(on(&conn, &["c1", "c2", "c3"]).is_empty());
-        assert_eq!(on(&conn, &["c4"]), ["a.py", "old.py"]);
-        delete_blame(&conn, "a.py").unwrap();
-        assert!(blame_of(&conn, "a.py").unwrap().is_empty());
-        assert_eq!(on(&conn, &["c4"]), ["old.py"]);
     }
 }

@@ -97,7 +97,7 @@ fn pack_rows(rows: &[i64]) -> Vec<u8> {
     out
 }
 
-fn unpack_rows(data: &[u8]) -> Result<Vec<i64>> {
+pub(super) fn unpack_rows(data: &[u8]) -> Result<Vec<i64>> {
     let mut out = Vec::new();
     let mut at = 0;
     let mut last = 0i64;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, params};
 
-use super::{fts_query, path_words, read_summary, status_of, status_value, stored_summary};
+use super::{fts_match, query_words, read_summary, status_of, status_value, stored_summary};
 use crate::embedded::sql::{PathIds, has_table};
 use crate::{Result, StoreError};
 
@@ -240,9 +240,11 @@ pub(crate) fn search_commits(
     query: &str,
     limit: usize,
 ) -> Result<Vec<(String, f32)>> {
-    let Some(words) = fts_query(query) else {
+    let words = query_words(query);
+    if words.is_empty() {
         return Ok(Vec::new());
-    };
+    }
+    let words = fts_match(&words);
     let mut stmt = conn.prepare_cached(if legacy_commit_fts(conn)? {
         "SELECT sha, bm25(commit_fts, 0.0, 1.0, 0.5) FROM commit_fts WHERE commit_fts MATCH ?1 ORDER BY bm25(commit_fts, 0.0, 1.0, 0.5) LIMIT ?2"
     } else {
@@ -273,4 +275,15 @@ pub(crate) fn commits_touching(
         }
     }
     Ok(out)
+}
+
+/// The words of changed paths for full-text search: `src/flask/app.py` →
+/// `src flask app py`.
+fn path_words(files: &[(String, String, Option<String>)]) -> String {
+    let mut out = String::new();
+    for (path, _, _) in files {
+        out.push_str(&path.replace(['/', '.', '_', '-'], " "));
+        out.push(' ');
+    }
+    out
 }
