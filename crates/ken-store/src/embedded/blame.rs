@@ -10,6 +10,7 @@
 //! written before stored every file. Blame by commit is not stored twice:
 //! [`paths_blamed_on`] reads every file's commits.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -18,6 +19,15 @@ use super::history;
 use super::sql::has_table;
 use super::texts::{self, get_varint, put_varint};
 use crate::{BlameLines, FileBlameRecord, Result, StoreError};
+
+/// Bring the blame of an index written before to this layout: its
+/// by-commit copy (`blame_pairs`) goes; its files' JSON stays readable.
+pub(crate) fn compact(conn: &Connection) -> Result<()> {
+    if has_table(conn, "blame_pairs")? {
+        conn.execute_batch("DROP TABLE blame_pairs")?;
+    }
+    Ok(())
+}
 
 /// Which of (path, blob id) have no blame for that blob yet.
 pub(crate) fn blame_needed(conn: &Connection, files: &[(String, String)]) -> Result<Vec<String>> {
@@ -266,18 +276,18 @@ impl Commits {
 }
 
 /// A packed blame opened: its varints, or its JSON.
-enum Body {
-    Rows(Vec<u8>),
+enum Body<'d> {
+    Rows(Cow<'d, [u8]>),
     Json(PackedBlame),
 }
 
-impl Body {
-    fn of(data: &[u8]) -> Result<Body> {
+impl Body<'_> {
+    fn of(data: &[u8]) -> Result<Body<'_>> {
         match data.split_first() {
-            Some((&ROWS, rest)) => Ok(Body::Rows(rest.to_vec())),
-            Some((&ZSTD_ROWS, rest)) => {
-                Ok(Body::Rows(zstd::stream::decode_all(rest).map_err(bad)?))
-            }
+            Some((&ROWS, rest)) => Ok(Body::Rows(Cow::Borrowed(rest))),
+            Some((&ZSTD_ROWS, rest)) => Ok(Body::Rows(Cow::Owned(
+                zstd::stream::decode_all(rest).map_err(bad)?,
+            ))),
             _ => {
                 let json = zstd::stream::decode_all(data).map_err(bad)?;
                 Ok(Body::Json(serde_json::from_slice(&json).map_err(bad)?))
@@ -478,7 +488,20 @@ mod tests {
     #[test]
     fn long_blame_packs_by_row_compressed_and_damage_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = open(&dir.path().join("index.sqlite")).unwrap();
+        let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
+        let one = crate::CommitRecord {
+            sha: "c1".into(),
+            ..crate::CommitRecord::default()
+        };
+        history::add_commits(&mut conn, &[one]).unwrap();
+        assert_eq!(
+            unpack(&conn, &[ROWS, 1, 2, 0, 0, 0]).unwrap(),
+            [BlameLines {
+                start_line: 1,
+                end_line: 1,
+                sha: "c1".into()
+            }]
+        );
         // rows 1..=40 as the history of this test
         let mut rows = |sha: &str| -> Result<Option<i64>> {
             Ok(sha.strip_prefix('c').and_then(|n| n.parse().ok()))
@@ -517,6 +540,6 @@ mod tests {
             assert!(unpack(&conn, &damaged).is_err(), "{damaged:?}");
         }
         // a row no history holds is an error too
-        assert!(unpack(&conn, &[ROWS, 1, 2, 0, 0, 0]).is_err());
+        assert!(unpack(&conn, &[ROWS, 1, 4, 0, 0, 0]).is_err());
     }
 }

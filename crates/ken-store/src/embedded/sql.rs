@@ -137,10 +137,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
     super::history::move_commit_paths(&mut conn)?;
     super::history::compact(&mut conn)?;
     conn.execute_batch(super::history::TABLES)?;
-    // blame by commit is read from the blame of each file
-    if has_table(&conn, "blame_pairs")? {
-        conn.execute_batch("DROP TABLE blame_pairs")?;
-    }
+    super::blame::compact(&conn)?;
     Ok(conn)
 }
 
