@@ -357,6 +357,7 @@ pub fn index(
         pending: None,
         left_out: left_out(&listing),
         ranking: previous.ranking.clone(),
+        blamed_at: previous.blamed_at.clone(),
     })?;
     let seq_after = store.batch_seq()?;
     report.graph = Some(graph::update_graph(

@@ -8,7 +8,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use ken_core::AuthorShare;
-use ken_source::{BlameMethod, BlameOptions, GitRepo, Identities, LogOptions, PersonRef};
+use ken_source::{
+    BlameMethod, BlameOptions, BlameRange, GitRepo, Identities, KnownBlame, KnownFile, LogOptions,
+    PersonRef,
+};
 use ken_store::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Store};
 use serde::Serialize;
 
@@ -81,8 +84,12 @@ pub fn update_people(
         .iter()
         .map(|(p, b)| (p.as_str(), b.as_str()))
         .collect();
+    let opts = BlameOptions {
+        known: known_blame(store, commit, &needed)?.map(std::sync::Arc::new),
+        ..BlameOptions::default()
+    };
     for batch in needed.chunks(BLAME_BATCH) {
-        let blamed = repo.blame_files_with(commit, batch, &BlameOptions::default());
+        let blamed = repo.blame_files_with(commit, batch, &opts);
         let mut records = Vec::with_capacity(blamed.len());
         for fb in blamed {
             let method = match fb.method {
@@ -116,8 +123,57 @@ pub fn update_people(
         report.files_blamed += records.len();
         store.put_blame(&records)?;
     }
+    let mut state = store.state()?;
+    if state.blamed_at.as_deref() != Some(commit) {
+        state.blamed_at = Some(commit.to_string());
+        store.set_state(&state)?;
+    }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The stored blame of the files about to be blamed again, as it was at the
+/// commit the blame was last completed at: their walks end there (a file
+/// blamed since, by a run that stopped, is of another blob there and walks
+/// on). `None` when there is none, or it is of this commit.
+fn known_blame(store: &dyn Store, commit: &str, paths: &[String]) -> Result<Option<KnownBlame>> {
+    let Some(at) = store.state()?.blamed_at.filter(|c| c != commit) else {
+        return Ok(None);
+    };
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let done = store.blame_done_of(paths)?;
+    let usable: Vec<String> = paths
+        .iter()
+        .filter(|p| {
+            done.get(*p)
+                .is_some_and(|(_, method)| method != "uncommitted" && method != "last-change")
+        })
+        .cloned()
+        .collect();
+    let mut ranges = store.blame_of_paths(&usable)?;
+    let files = usable
+        .into_iter()
+        .filter_map(|path| {
+            let (blob, method) = done.get(&path)?.clone();
+            let ranges = ranges.remove(&path)?;
+            let file = KnownFile {
+                blob,
+                ranges: ranges
+                    .into_iter()
+                    .map(|r| BlameRange {
+                        start_line: r.start_line,
+                        end_line: r.end_line,
+                        commit: r.sha,
+                    })
+                    .collect(),
+                approximate: method != "exact",
+            };
+            Some((path, file))
+        })
+        .collect();
+    Ok(Some(KnownBlame { commit: at, files }))
 }
 
 /// The identity resolver for a repository: its `.mailmap`, then
@@ -539,4 +595,128 @@ fn matches_loosely(q: &str, name: &str, email: &str) -> bool {
         || email == q
         || name.split_whitespace().any(|w| w == q)
         || email.split('@').next() == Some(q.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ken_store::{EmbeddedStore, IndexStore};
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str], date: &str) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "Ada")
+            .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+            .env("GIT_COMMITTER_NAME", "Ada")
+            .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn files_at(repo: &GitRepo, sha: &str) -> Vec<(String, String)> {
+        repo.list_commit(sha, &Default::default())
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| (e.path, e.id))
+            .collect()
+    }
+
+    /// Each line's commit, in order.
+    fn lines(store: &dyn Store, path: &str) -> Vec<String> {
+        store
+            .blame_of(path)
+            .unwrap()
+            .into_iter()
+            .flat_map(|r| (r.start_line..=r.end_line).map(move |_| r.sha.clone()))
+            .collect()
+    }
+
+    /// Moving an index forward blames the changed files from the blame
+    /// stored at the commit blamed last (the walk ends there) and gives
+    /// what a fresh index gives; the stored blame is really what is used.
+    #[test]
+    fn blame_moves_forward_from_the_commit_blamed_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut app: Vec<String> = (1..=30)
+            .map(|i| format!("def f{i}(): return {i}"))
+            .collect();
+        let write =
+            |lines: &[String]| std::fs::write(d.join("app.py"), lines.join("\n") + "\n").unwrap();
+        git(d, &["init", "-q", "-b", "main"], "2024-01-01T10:00:00");
+        write(&app);
+        std::fs::write(d.join("README.md"), "# app\n").unwrap();
+        git(d, &["add", "-A"], "2024-01-01T10:00:00");
+        git(d, &["commit", "-q", "-m", "first"], "2024-01-01T10:00:00");
+        app[4] = "def f5(): return 50".into();
+        write(&app);
+        git(d, &["commit", "-q", "-am", "second"], "2024-01-02T10:00:00");
+        let a = git(d, &["rev-parse", "HEAD"], "2024-01-02T10:00:00");
+        app.insert(10, "def g(): return 0".into());
+        app[20] = "def f20(): return 200".into();
+        write(&app);
+        git(d, &["commit", "-q", "-am", "third"], "2024-01-03T10:00:00");
+        let b = git(d, &["rev-parse", "HEAD"], "2024-01-03T10:00:00");
+        let repo = GitRepo::open(d).unwrap();
+
+        let fresh_dir = tempfile::tempdir().unwrap();
+        let mut fresh = EmbeddedStore::open_for_writing(fresh_dir.path()).unwrap();
+        update_people(&mut fresh, &repo, &b, &files_at(&repo, &b)).unwrap();
+
+        let moved_dir = tempfile::tempdir().unwrap();
+        let mut moved = EmbeddedStore::open_for_writing(moved_dir.path()).unwrap();
+        update_people(&mut moved, &repo, &a, &files_at(&repo, &a)).unwrap();
+        assert_eq!(
+            moved.state().unwrap().blamed_at.as_deref(),
+            Some(a.as_str())
+        );
+        let report = update_people(&mut moved, &repo, &b, &files_at(&repo, &b)).unwrap();
+        assert_eq!(report.files_blamed, 1, "only app.py changed");
+        assert_eq!(
+            moved.state().unwrap().blamed_at.as_deref(),
+            Some(b.as_str())
+        );
+        assert_eq!(lines(&moved, "app.py"), lines(&fresh, "app.py"));
+        assert_eq!(lines(&moved, "README.md"), lines(&fresh, "README.md"));
+
+        // The stored blame decides: one made up at A shows through in the
+        // lines that reach A, and the lines changed after A keep their commit.
+        let tampered_dir = tempfile::tempdir().unwrap();
+        let mut tampered = EmbeddedStore::open_for_writing(tampered_dir.path()).unwrap();
+        let at_a = files_at(&repo, &a);
+        update_people(&mut tampered, &repo, &a, &at_a).unwrap();
+        let blob = at_a.iter().find(|(p, _)| p == "app.py").unwrap().1.clone();
+        let fake = "f".repeat(40);
+        tampered
+            .put_blame(&[FileBlameRecord {
+                path: "app.py".into(),
+                blob_id: blob,
+                method: "exact".into(),
+                ranges: vec![BlameLines {
+                    start_line: 1,
+                    end_line: 30,
+                    sha: fake.clone(),
+                }],
+            }])
+            .unwrap();
+        update_people(&mut tampered, &repo, &b, &files_at(&repo, &b)).unwrap();
+        let got = lines(&tampered, "app.py");
+        for (i, sha) in lines(&fresh, "app.py").iter().enumerate() {
+            let want = if *sha == b { &b } else { &fake };
+            assert_eq!(&got[i], want, "line {}", i + 1);
+        }
+    }
 }

@@ -7,6 +7,7 @@
 //! people_bench meta REPO
 //! people_bench compare REPO [--only SUBSTR] [--limit N]
 //! people_bench show REPO PATH
+//! people_bench incremental REPO [--back N] [--threads N]
 //! ```
 //!
 //! `blame` blames every source file of HEAD (by extension: the languages
@@ -16,6 +17,9 @@
 //! `log` walks the whole history from HEAD with changed files.
 //! `compare` checks the batch blame against gix's per-file `blame::file`
 //! and prints the files where they differ, and the time of each.
+//! `incremental` blames every source file at HEAD~N (default 100), then
+//! the files that changed since at HEAD twice: from scratch, and with the
+//! blame at HEAD~N known; it prints both times and the lines that differ.
 
 use std::time::{Duration, Instant};
 
@@ -59,6 +63,7 @@ fn main() {
             }
         }
         "compare" => compare(&repo, value("--only"), value("--limit")),
+        "incremental" => incremental(&repo, &value),
         other => eprintln!("unknown mode {other}"),
     }
 }
@@ -116,7 +121,15 @@ fn blame<'a>(repo: &GitRepo, value: &dyn Fn(&str) -> Option<&'a str>, single: bo
             ));
         }
     } else {
+        let mut digest = std::collections::hash_map::DefaultHasher::new();
         for b in repo.blame_files_with(&head, &files, &opts) {
+            if let Ok(ranges) = &b.ranges {
+                use std::hash::Hash;
+                b.path.hash(&mut digest);
+                for r in ranges {
+                    (r.start_line, r.end_line, &r.commit).hash(&mut digest);
+                }
+            }
             let lines = b
                 .ranges
                 .as_ref()
@@ -124,6 +137,8 @@ fn blame<'a>(repo: &GitRepo, value: &dyn Fn(&str) -> Option<&'a str>, single: bo
             let n = b.ranges.as_ref().map_or(0, Vec::len);
             rows.push((b.path, b.elapsed, n, lines, b.method, b.ranges.is_err()));
         }
+        use std::hash::Hasher;
+        println!("digest of every range: {:016x}", digest.finish());
     }
     let total = start.elapsed();
     let mut times: Vec<Duration> = rows.iter().map(|r| r.1).collect();
@@ -253,5 +268,103 @@ fn compare(repo: &GitRepo, only: Option<&str>, limit: Option<&str>) {
         differ,
         ours_time.as_secs_f64(),
         t.elapsed().as_secs_f64()
+    );
+}
+
+fn incremental<'a>(repo: &GitRepo, value: &dyn Fn(&str) -> Option<&'a str>) {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    let back: usize = value("--back").map_or(100, |v| v.parse().expect("--back N"));
+    let mut opts = BlameOptions::default();
+    if let Some(t) = value("--threads") {
+        opts.threads = t.parse().expect("--threads N");
+    }
+    let head = repo.head().expect("HEAD").expect("a commit").sha;
+    let earlier = repo
+        .log(LogOptions {
+            first_parent: true,
+            max: Some(back + 1),
+            ..Default::default()
+        })
+        .expect("log")
+        .pop()
+        .expect("an earlier commit")
+        .meta
+        .sha;
+    let blobs = |rev: &str| -> HashMap<String, String> {
+        repo.list_commit(rev, &ListOptions::default())
+            .expect("list")
+            .entries
+            .into_iter()
+            .map(|e| (e.path, e.id))
+            .collect()
+    };
+    let (then, now) = (blobs(&earlier), blobs(&head));
+    let files = source_files(repo);
+    let old_files: Vec<&String> = files.iter().filter(|f| then.contains_key(*f)).collect();
+    let t = Instant::now();
+    let before = repo.blame_files_with(&earlier, &old_files, &opts);
+    println!(
+        "{} files blamed at {earlier} in {:.2}s",
+        before.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let known = ken_source::KnownBlame {
+        commit: earlier.clone(),
+        files: before
+            .into_iter()
+            .filter_map(|b| {
+                let ranges = b.ranges.ok()?;
+                let file = ken_source::KnownFile {
+                    blob: then[&b.path].clone(),
+                    ranges,
+                    approximate: b.method != BlameMethod::Exact,
+                };
+                Some((b.path, file))
+            })
+            .collect(),
+    };
+    let changed: Vec<&String> = files
+        .iter()
+        .filter(|f| then.get(*f) != now.get(*f))
+        .collect();
+    let lines = |b: &ken_source::FileBlame| -> Vec<String> {
+        b.ranges
+            .as_ref()
+            .map(|r| {
+                r.iter()
+                    .flat_map(|r| (r.start_line..=r.end_line).map(|_| r.commit.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let t = Instant::now();
+    let full = repo.blame_files_with(&head, &changed, &opts);
+    let full_s = t.elapsed().as_secs_f64();
+    let with = BlameOptions {
+        known: Some(Arc::new(known)),
+        ..opts
+    };
+    let t = Instant::now();
+    let inc = repo.blame_files_with(&head, &changed, &with);
+    let inc_s = t.elapsed().as_secs_f64();
+    // (lines, of which differ) in files both blamed exactly, and in the others
+    let (mut exact, mut approx, mut approx_files) = ((0, 0), (0, 0), 0);
+    for (a, b) in full.iter().zip(&inc) {
+        let (x, y) = (lines(a), lines(b));
+        let n = x.iter().zip(&y).filter(|(p, q)| p != q).count() + x.len().abs_diff(y.len());
+        let both_exact = a.method == BlameMethod::Exact && b.method == BlameMethod::Exact;
+        let counts = if both_exact { &mut exact } else { &mut approx };
+        counts.0 += x.len();
+        counts.1 += n;
+        approx_files += usize::from(!both_exact);
+    }
+    println!(
+        "{} files changed in {back} commits: full {full_s:.2}s, with the known blame {inc_s:.2}s; exact files: {} of {} lines differ; {approx_files} files not exact (a budget): {} of {} lines differ",
+        changed.len(),
+        exact.1,
+        exact.0,
+        approx.1,
+        approx.0
     );
 }

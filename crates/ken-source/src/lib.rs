@@ -19,7 +19,9 @@ mod log;
 mod remote;
 mod worktree;
 
-pub use blame::{BlameMethod, BlameOptions, BlameRange, FallbackReason, FileBlame};
+pub use blame::{
+    BlameMethod, BlameOptions, BlameRange, FallbackReason, FileBlame, KnownBlame, KnownFile,
+};
 pub use clone::{clone_or_fetch, is_url, redact, repo_name_from_url};
 pub use diff::{DiffOptions, FileDiff, LineHunk};
 pub use error::SourceError;

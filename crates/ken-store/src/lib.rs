@@ -164,6 +164,12 @@ pub trait HistoryStore {
     fn put_blame(&mut self, items: &[FileBlameRecord]) -> Result<()>;
     /// A file's blame, in line order.
     fn blame_of(&self, path: &str) -> Result<Vec<BlameLines>>;
+    /// For each of `paths` that has a blame: the blob it is of and how it
+    /// was made (`exact`, `partial`, `last-change`, `uncommitted`).
+    fn blame_done_of(
+        &self,
+        paths: &[String],
+    ) -> Result<std::collections::HashMap<String, (String, String)>>;
     /// The blame of several files at once (files without blame map to an
     /// empty list); a store with round trips answers it in one.
     fn blame_of_paths(

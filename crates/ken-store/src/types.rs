@@ -29,6 +29,10 @@ pub struct IndexState {
     /// The fusion learned from this repository's history (`ken tune`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranking: Option<TunedRanking>,
+    /// The commit the stored blame was last completed at: the next run
+    /// blames only what changed since, walking history back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blamed_at: Option<String>,
 }
 
 /// Ranking constants learned from a repository's own history: past commit

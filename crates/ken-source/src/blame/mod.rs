@@ -23,10 +23,21 @@
 //! attributed to the oldest commits the walk reached for them (like the
 //! boundary commits of `git blame --since`). Both are flagged in
 //! [`FileBlame::method`].
+//!
+//! Incremental ([`KnownBlame`]): the blame of files at an earlier commit
+//! (the one an index was last blamed at) ends the walk there. A file whose
+//! walk reaches that commit with the same blob takes the known ranges for
+//! the lines it still has to attribute, so moving an index forward diffs
+//! only the commits in between, not the file's whole history. Each line
+//! gets the commit a full walk gives it; where several known ranges of one
+//! commit come together (the lines between them deleted since), they stay
+//! separate ranges where git would join them.
 
 mod hunks;
 mod walk;
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gix::ObjectId;
@@ -66,6 +77,28 @@ pub struct BlameOptions {
     /// Worker threads, each walking history for its share of the files;
     /// 0 means one per available core, at most 4.
     pub threads: usize,
+    /// Blame already known at an earlier commit: walks end there.
+    pub known: Option<Arc<KnownBlame>>,
+}
+
+/// The blame of files at one commit, from an earlier run.
+#[derive(Debug, Clone, Default)]
+pub struct KnownBlame {
+    /// The commit it is of (full hex sha).
+    pub commit: String,
+    /// By path at that commit.
+    pub files: HashMap<String, KnownFile>,
+}
+
+/// One file's blame at [`KnownBlame::commit`].
+#[derive(Debug, Clone)]
+pub struct KnownFile {
+    /// The blob it is of (hex): used only where the file there is this blob.
+    pub blob: String,
+    /// Every line, in order, as [`GitRepo::blame_files_with`] gave them.
+    pub ranges: Vec<BlameRange>,
+    /// It was itself not exact (a budget ran out): so is what takes it.
+    pub approximate: bool,
 }
 
 impl Default for BlameOptions {
@@ -75,6 +108,7 @@ impl Default for BlameOptions {
             time_budget: Some(Duration::from_secs(5)),
             batch_budget: None,
             threads: 0,
+            known: None,
         }
     }
 }
@@ -100,6 +134,8 @@ pub enum FallbackReason {
     OverTime,
     /// Older versions of the file are not in the object database.
     MissingObjects,
+    /// Lines came from a [`KnownBlame`] that was itself not exact.
+    Inherited,
 }
 
 /// The blame of one file of a batch.
@@ -208,13 +244,21 @@ impl GitRepo {
             n => n,
         }
         .clamp(1, walk.len().max(1));
+        let known = opts.known.as_deref().and_then(walk::Known::new);
         let shares = split_by_directory(&paths, walk, threads);
         let done: Vec<Vec<(usize, FileBlame)>> = std::thread::scope(|s| {
             let handles: Vec<_> = shares
                 .iter()
                 .map(|share| {
                     s.spawn(|| {
-                        self.walk_share(commit_id, &paths, share, opts.time_budget, deadline)
+                        self.walk_share(
+                            commit_id,
+                            &paths,
+                            share,
+                            known.as_ref(),
+                            opts.time_budget,
+                            deadline,
+                        )
                     })
                 })
                 .collect();
@@ -237,6 +281,7 @@ impl GitRepo {
         commit: ObjectId,
         paths: &[&str],
         share: &[(usize, u32)],
+        known: Option<&walk::Known>,
         file_budget: Option<Duration>,
         deadline: Option<Instant>,
     ) -> Vec<(usize, FileBlame)> {
@@ -245,8 +290,10 @@ impl GitRepo {
             .iter()
             .map(|&(i, lines)| FileState::new(paths[i], lines, commit))
             .collect();
-        let outcome =
-            Walker::new(&repo).and_then(|mut w| w.run(commit, &mut files, file_budget, deadline));
+        let outcome = Walker::new(&repo).and_then(|mut w| {
+            w.known = known;
+            w.run(commit, &mut files, file_budget, deadline)
+        });
         if let Err(e) = outcome {
             let msg = e.to_string();
             return share
@@ -265,6 +312,8 @@ impl GitRepo {
                     BlameMethod::Partial(FallbackReason::OverTime)
                 } else if file.missing_objects {
                     BlameMethod::Partial(FallbackReason::MissingObjects)
+                } else if file.inherited_approximation {
+                    BlameMethod::Partial(FallbackReason::Inherited)
                 } else {
                     BlameMethod::Exact
                 };

@@ -16,6 +16,7 @@
 //!   so when nothing else is queued, and otherwise loses those lines.
 
 use std::collections::{BinaryHeap, HashMap};
+use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use gix::ObjectId;
@@ -46,6 +47,8 @@ pub(super) struct FileState {
     /// damaged mirror): the lines it would have explained went to the
     /// commit that replaced it.
     pub(super) missing_objects: bool,
+    /// Set when some lines came from a known blame that was not exact.
+    pub(super) inherited_approximation: bool,
 }
 
 impl FileState {
@@ -64,6 +67,7 @@ impl FileState {
             truncated: false,
             error: None,
             missing_objects: false,
+            inherited_approximation: false,
         }
     }
 
@@ -109,6 +113,42 @@ impl FileState {
         self.hunks.iter().any(|h| h.has_suspect(commit))
     }
 
+    /// Attribute every hunk that suspects `commit` as `known` says (the
+    /// blame of this file at `commit`, which covers all its lines there).
+    fn take_known(&mut self, commit: ObjectId, known: &KnownFile) {
+        let mut rest = Vec::with_capacity(self.hunks.len());
+        for hunk in self.hunks.drain(..) {
+            let Some(range) = hunk.get_range(&commit).cloned() else {
+                rest.push(hunk);
+                continue;
+            };
+            let first = known
+                .ranges
+                .partition_point(|&(start, len, _)| start + len <= range.start);
+            for (i, &(start, len, c)) in known.ranges.iter().enumerate().skip(first) {
+                if start >= range.end {
+                    break;
+                }
+                let from = start.max(range.start);
+                let to = (start + len).min(range.end);
+                let Some(len) = NonZeroU32::new(to - from) else {
+                    continue;
+                };
+                self.out.push(BlameEntry {
+                    start_in_blamed_file: hunk.range_in_blamed_file.start + (from - range.start),
+                    // The line in `c`'s own version is not known: a stand-in
+                    // that keeps lines of one known range adjacent and
+                    // different known ranges apart when coalesced.
+                    start_in_source_file: from + i as u32,
+                    len,
+                    commit_id: c,
+                });
+            }
+        }
+        self.hunks = rest;
+        self.inherited_approximation |= known.approximate;
+    }
+
     /// Blame `commit` for every hunk that suspects it.
     fn blame_on(&mut self, commit: ObjectId) {
         let mut rest = Vec::with_capacity(self.hunks.len());
@@ -119,6 +159,57 @@ impl FileState {
             }
         }
         self.hunks = rest;
+    }
+}
+
+/// A [`super::KnownBlame`] checked and parsed for the walk.
+pub(super) struct Known {
+    commit: ObjectId,
+    files: HashMap<BString, KnownFile>,
+}
+
+/// One file of [`Known`]: 0-based `(first line, lines, commit)` ranges that
+/// cover lines `0..lines` in order.
+pub(super) struct KnownFile {
+    blob: ObjectId,
+    ranges: Vec<(u32, u32, ObjectId)>,
+    lines: u32,
+    approximate: bool,
+}
+
+impl Known {
+    /// `None` when the commit is not a sha; files whose ranges do not
+    /// cover their lines one after another are left out.
+    pub(super) fn new(known: &super::KnownBlame) -> Option<Known> {
+        let commit = ObjectId::from_hex(known.commit.as_bytes()).ok()?;
+        let files = known
+            .files
+            .iter()
+            .filter_map(|(path, f)| Some((BString::from(path.as_str()), KnownFile::new(f)?)))
+            .collect();
+        Some(Known { commit, files })
+    }
+}
+
+impl KnownFile {
+    fn new(f: &super::KnownFile) -> Option<KnownFile> {
+        let blob = ObjectId::from_hex(f.blob.as_bytes()).ok()?;
+        let mut ranges = Vec::with_capacity(f.ranges.len());
+        let mut next = 1u32;
+        for r in &f.ranges {
+            if r.start_line != next || r.end_line < r.start_line {
+                return None;
+            }
+            let commit = ObjectId::from_hex(r.commit.as_bytes()).ok()?;
+            ranges.push((r.start_line - 1, r.lines(), commit));
+            next = r.end_line + 1;
+        }
+        Some(KnownFile {
+            blob,
+            ranges,
+            lines: next - 1,
+            approximate: f.approximate,
+        })
     }
 }
 
@@ -175,6 +266,8 @@ impl Diffs {
 /// The walk's reusable state.
 pub(super) struct Walker<'r> {
     repo: &'r gix::Repository,
+    /// Blame known at one commit: walks end there.
+    pub(super) known: Option<&'r Known>,
     algorithm: gix::diff::blob::Algorithm,
     resource_cache: gix::diff::blob::Platform,
     commits: HashMap<ObjectId, CommitData>,
@@ -189,6 +282,7 @@ impl<'r> Walker<'r> {
     pub(super) fn new(repo: &'r gix::Repository) -> Result<Self, SourceError> {
         Ok(Walker {
             repo,
+            known: None,
             algorithm: repo.diff_algorithm().map_err(git_err)?,
             resource_cache: repo.diff_resource_cache_for_tree_diff().map_err(git_err)?,
             commits: HashMap::new(),
@@ -230,6 +324,12 @@ impl<'r> Walker<'r> {
             }
             todo.sort_unstable();
             todo.dedup();
+            if let Some(known) = self.known.filter(|k| k.commit == commit) {
+                todo.retain(|&f| !self.take_known(&mut files[f], commit, known));
+                if todo.is_empty() {
+                    continue;
+                }
+            }
             let parents = self.commit(commit)?.parents.clone();
             if parents.is_empty() {
                 // A root commit introduced whatever is still unblamed.
@@ -277,6 +377,43 @@ impl<'r> Walker<'r> {
             f.give_up();
         }
         Ok(())
+    }
+
+    /// Attribute `file`'s lines that suspect `commit` from the known blame
+    /// there, if it has the file at this path and of this blob. False when
+    /// it does not (the file goes on walking).
+    fn take_known(&mut self, file: &mut FileState, commit: ObjectId, known: &Known) -> bool {
+        let Some(path) = file.path_ref(&commit) else {
+            return false;
+        };
+        let Some(k) = known.files.get(path) else {
+            return false;
+        };
+        // every hunk that suspects `commit` looks for the same path, within its lines
+        let one_path = file
+            .hunks
+            .iter()
+            .filter(|h| h.has_suspect(&commit))
+            .all(|h| {
+                h.source_file_name.as_ref().unwrap_or(&file.path).as_bstr() == path
+                    && h.get_range(&commit).is_some_and(|r| r.end <= k.lines)
+            });
+        if !one_path || self.blob_at(commit, path).ok().flatten() != Some(k.blob) {
+            return false;
+        }
+        file.take_known(commit, k);
+        true
+    }
+
+    /// The blob at `path` in `commit`'s tree.
+    fn blob_at(&mut self, commit: ObjectId, path: &BStr) -> Result<Option<ObjectId>, SourceError> {
+        let tree = self.commit(commit)?.tree;
+        let Ok(path) = path.to_str() else {
+            return Ok(None);
+        };
+        let tree = self.repo.find_tree(tree).map_err(git_err)?;
+        let entry = tree.lookup_entry_by_path(path).map_err(git_err)?;
+        Ok(entry.filter(|e| !e.mode().is_tree()).map(|e| e.object_id()))
     }
 
     /// Pass `file`'s hunks that suspect `commit` on to its parents, or

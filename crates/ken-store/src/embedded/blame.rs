@@ -42,6 +42,24 @@ pub(crate) fn blame_needed(conn: &Connection, files: &[(String, String)]) -> Res
     Ok(out)
 }
 
+/// (blob id, method) of the blame of each of `paths` that has one.
+pub(crate) fn blame_done_of(
+    conn: &Connection,
+    paths: &[String],
+) -> Result<HashMap<String, (String, String)>> {
+    let mut stmt = conn.prepare_cached("SELECT blob_id, method FROM blame_done WHERE path = ?1")?;
+    let mut out = HashMap::new();
+    for path in paths {
+        let done: Option<(String, String)> = stmt
+            .query_row([path], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        if let Some(done) = done {
+            out.insert(path.clone(), done);
+        }
+    }
+    Ok(out)
+}
+
 /// Forget a file's blame: its packed ranges, and the rows an index
 /// written before kept in `blame` and `blame_by_commit`.
 pub(crate) fn delete_blame(tx: &Connection, path: &str) -> Result<()> {

@@ -670,6 +670,10 @@ impl HistoryStore for EmbeddedStore {
         blame::blame_of(&*self.conns.get()?, path)
     }
 
+    fn blame_done_of(&self, paths: &[String]) -> Result<HashMap<String, (String, String)>> {
+        blame::blame_done_of(&*self.conns.get()?, paths)
+    }
+
     fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
         blame::paths_blamed_on(&*self.conns.get()?, shas)
     }

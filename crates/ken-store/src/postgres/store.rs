@@ -1134,6 +1134,26 @@ impl HistoryStore for PgStore {
         })
     }
 
+    fn blame_done_of(&self, paths: &[String]) -> Result<HashMap<String, (String, String)>> {
+        let paths = pg_texts(paths);
+        if self.repo.is_none() {
+            return Ok(HashMap::new());
+        }
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT path, blob_id, method FROM blame_done WHERE repo = $1 AND path = ANY($2)",
+            )
+            .bind(repo)
+            .bind(&paths)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), (r.get(1), r.get(2))))
+                .collect())
+        })
+    }
+
     fn blame_of_paths(&self, paths: &[String]) -> Result<HashMap<String, Vec<BlameLines>>> {
         let paths = pg_texts(paths);
         self.read(|pool, repo| async move {
