@@ -479,6 +479,21 @@ pub fn history_and_blame(p: &dyn StoreProvider) {
         ["src/session.py"],
         "another blob needs blame again"
     );
+    // which blob each stored blame is of, and how it was made; none for a
+    // path without one
+    let done = w
+        .blame_done_of(&["src/session.py".into(), "src/none.py".into()])
+        .unwrap();
+    assert_eq!(done.len(), 1);
+    assert_eq!(
+        done["src/session.py"],
+        ("blob1".to_string(), "exact".to_string())
+    );
+    // a state names the commit the blame was completed at
+    let mut state = w.state().unwrap();
+    state.blamed_at = Some("b2".into());
+    w.set_state(&state).unwrap();
+    assert_eq!(w.state().unwrap().blamed_at.as_deref(), Some("b2"));
     let blamed = w.paths_blamed_on(&["b2".into()]).unwrap();
     assert!(blamed.contains("src/session.py"));
     assert!(w.paths_blamed_on(&["c3".into()]).unwrap().is_empty());
