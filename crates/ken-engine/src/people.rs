@@ -47,7 +47,7 @@ pub fn update_people(
     let started = Instant::now();
     let mut report = PeopleReport::default();
     let (known, newest) = store.commit_stats()?;
-    let log = repo.log(LogOptions {
+    let log_opts = LogOptions {
         from: commit.to_string(),
         since: if known > 0 {
             newest.map(|t| t - HISTORY_OVERLAP_SECS)
@@ -56,7 +56,28 @@ pub fn update_people(
         },
         with_files: true,
         ..LogOptions::default()
-    })?;
+    };
+    let needed = store.blame_needed(files)?;
+    let blob: HashMap<&str, &str> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_str()))
+        .collect();
+    let opts = BlameOptions {
+        known: known_blame(store, commit, &needed)?.map(std::sync::Arc::new),
+        ..BlameOptions::default()
+    };
+    let batches: Vec<&[String]> = needed.chunks(BLAME_BATCH).collect();
+    // The history walk runs beside the first blame batch, which reads
+    // nothing the walk stores: the core a blame thread leaves idle walks.
+    // Blame is stored after the history (it names commits by their rows).
+    let (log, mut first) = std::thread::scope(|s| {
+        let log = s.spawn(|| repo.log(log_opts));
+        let first = batches
+            .first()
+            .map(|batch| repo.blame_files_with(commit, batch, &opts));
+        (log.join(), first)
+    });
+    let log = log.map_err(|_| EngineError::internal("the history walk panicked"))??;
     let records: Vec<CommitRecord> = log
         .into_iter()
         .map(|c| CommitRecord {
@@ -78,18 +99,13 @@ pub fn update_people(
     for chunk in records.chunks(5000) {
         report.commits_added += store.add_commits(chunk)?;
     }
+    drop(records);
 
-    let needed = store.blame_needed(files)?;
-    let blob: HashMap<&str, &str> = files
-        .iter()
-        .map(|(p, b)| (p.as_str(), b.as_str()))
-        .collect();
-    let opts = BlameOptions {
-        known: known_blame(store, commit, &needed)?.map(std::sync::Arc::new),
-        ..BlameOptions::default()
-    };
-    for batch in needed.chunks(BLAME_BATCH) {
-        let blamed = repo.blame_files_with(commit, batch, &opts);
+    for batch in batches {
+        let blamed = match first.take() {
+            Some(blamed) => blamed,
+            None => repo.blame_files_with(commit, batch, &opts),
+        };
         let mut records = Vec::with_capacity(blamed.len());
         for fb in blamed {
             let method = match fb.method {
