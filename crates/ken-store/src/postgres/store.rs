@@ -1136,9 +1136,6 @@ impl HistoryStore for PgStore {
 
     fn blame_done_of(&self, paths: &[String]) -> Result<HashMap<String, (String, String)>> {
         let paths = pg_texts(paths);
-        if self.repo.is_none() {
-            return Ok(HashMap::new());
-        }
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
                 "SELECT path, blob_id, method FROM blame_done WHERE repo = $1 AND path = ANY($2)",
