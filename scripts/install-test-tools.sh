@@ -2,7 +2,9 @@
 # Install the outside tools the test suite drives against Kenning, in a
 # virtualenv of their own (nothing system-wide):
 #   - the official MCP Python SDK (PyPI `mcp`), a real MCP client;
-#   - Schemathesis, property-based tests from the OpenAPI document.
+#   - Schemathesis, property-based tests from the OpenAPI document;
+#   - NumPy, the reference forward pass of a tiny cross-encoder
+#     (scripts/tiny_cross_encoder.py).
 #
 #   scripts/install-test-tools.sh [DIR]    (DIR defaults to $HOME/.cache/ken-py)
 #
@@ -13,6 +15,7 @@ set -euo pipefail
 DIR="${1:-$HOME/.cache/ken-py}"
 MCP="mcp==2.3.0"
 SCHEMATHESIS="schemathesis==4.32.5"
+NUMPY="numpy==2.4.6"
 
 have() {
     "$DIR/bin/python" - "$@" <<'PY' 2>/dev/null
@@ -24,11 +27,11 @@ for spec in sys.argv[1:]:
 PY
 }
 
-if [ -x "$DIR/bin/python" ] && have "$MCP" "$SCHEMATHESIS" && [ -x "$DIR/bin/st" ]; then
+if [ -x "$DIR/bin/python" ] && have "$MCP" "$SCHEMATHESIS" "$NUMPY" && [ -x "$DIR/bin/st" ]; then
     echo "test tools already installed in $DIR" >&2
 else
     python3 -m venv "$DIR"
-    "$DIR/bin/python" -m pip install --quiet --disable-pip-version-check "$MCP" "$SCHEMATHESIS"
-    echo "installed $MCP and $SCHEMATHESIS into $DIR" >&2
+    "$DIR/bin/python" -m pip install --quiet --disable-pip-version-check "$MCP" "$SCHEMATHESIS" "$NUMPY"
+    echo "installed $MCP, $SCHEMATHESIS and $NUMPY into $DIR" >&2
 fi
 echo "$DIR/bin/python"

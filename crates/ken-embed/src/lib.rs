@@ -12,6 +12,10 @@
 //! - [`StaticEmbedder`]: a per-token table distilled from a local model
 //!   ([`distill`], the model2vec recipe): much faster, less accurate.
 //!
+//! After retrieval, a [`Reranker`] may score the best hits again: any
+//! `/rerank` endpoint ([`HttpReranker`]) or a cross-encoder model directory
+//! run in-process ([`LocalCrossEncoder`]).
+//!
 //! Every vector returned is L2-normalised, so a dot product is a cosine.
 //! [`EmbedError::is_user_error`] separates what the user must fix (no model,
 //! bad key, wrong URL) from failures.
@@ -44,8 +48,8 @@ pub use install::{
     install_default_model,
 };
 pub use local::{
-    Backend, INT8_MIN_TOKENS, LocalEmbedder, LocalOptions, MODEL_FILES, Pooling, check_model_dir,
-    read_pooling,
+    Backend, CrossOptions, INT8_MIN_TOKENS, LocalCrossEncoder, LocalEmbedder, LocalOptions,
+    MODEL_FILES, Pooling, check_model_dir, read_pooling,
 };
 pub use rerank::{HttpReranker, RerankApi, RerankConfig, Reranker, rerank_in_place};
 pub use static_embed::{DistillReport, StaticEmbedder, distill};

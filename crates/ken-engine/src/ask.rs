@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::graph::Walk;
 use crate::repo::OpenRepo;
-use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
+use crate::search::{Mode, RerankCost, SearchEnv, SearchRequest, search_store};
 use crate::time::format_date;
 use crate::who::{LogSearchRequest, log_search_repos, who_store};
 use crate::{EngineError, Result, Settings, status};
@@ -35,6 +35,9 @@ pub struct AskRequest {
     pub model: Option<String>,
     /// Answer without a model even if one is configured.
     pub offline: bool,
+    /// Have the chat model order the retrieved code before it answers
+    /// (None: as configured, `llm_rerank`). Needs a model.
+    pub rerank: Option<bool>,
 }
 
 /// One executed step, as `--json` shows it.
@@ -63,6 +66,8 @@ pub struct AskResponse {
     pub retried: bool,
     /// The streamed first attempt was replaced by `answer`.
     pub replaced_stream: bool,
+    /// What the chat model's reranking of the code cost (None: not used).
+    pub rerank: Option<RerankCost>,
 }
 
 /// Notified as an answer is made: each step when it is done, each piece of
@@ -106,6 +111,8 @@ pub(crate) fn ask_repos(
     }
 
     let limit = req.limit.max(1);
+    let reranker = llm.filter(|_| req.rerank.unwrap_or(settings.llm_rerank));
+    let mut rerank_cost: Option<RerankCost> = None;
     let mut chunks: Vec<ContextChunk> = Vec::new();
     let mut sources: Vec<Hit> = Vec::new();
     let mut outcomes: Vec<StepOutcome> = Vec::new();
@@ -160,7 +167,17 @@ pub(crate) fn ask_repos(
                 }
                 let queries = expand(repos, &topic, req.expand, llm);
                 out.queries = queries.clone();
-                let hits = retrieve(settings, repos, &queries, &only, limit, embedder)?;
+                // With a reranker, twice as many candidates, of which it keeps the best.
+                let pool = if reranker.is_some() {
+                    (limit * 2).max(limit + 4).min(limit.max(30))
+                } else {
+                    limit
+                };
+                let mut hits = retrieve(settings, repos, &queries, &only, pool, embedder)?;
+                if let Some(m) = reranker {
+                    llm_rerank(m, &topic, &mut hits, &mut rerank_cost);
+                }
+                hits.truncate(limit);
                 out.results = hits.len();
                 for h in hits {
                     if let Some(c) = context_chunk(repos, &h)? {
@@ -364,7 +381,50 @@ pub(crate) fn ask_repos(
         sources,
         retried,
         replaced_stream: replaced,
+        rerank: rerank_cost,
     })
+}
+
+/// Orders `hits` by the chat model's listwise ranking of their code, and
+/// adds what it cost to `cost`. A failed call or an answer naming no hit
+/// leaves the order as it was.
+fn llm_rerank(
+    model: &dyn ChatModel,
+    question: &str,
+    hits: &mut Vec<Hit>,
+    cost: &mut Option<RerankCost>,
+) {
+    if hits.len() < 2 {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let passages: Vec<ken_llm::Passage> = hits
+        .iter()
+        .map(|h| ken_llm::Passage {
+            label: format!("{}:{}-{}", h.path, h.start_line, h.end_line),
+            text: h.snippet.clone(),
+        })
+        .collect();
+    let answer = model.complete(&ken_llm::rerank_messages(question, &passages));
+    let c = cost.get_or_insert_with(|| RerankCost {
+        model: model.model_name().to_string(),
+        documents: 0,
+        ms: 0,
+        tokens: None,
+    });
+    c.documents += hits.len();
+    let Ok(answer) = answer else {
+        c.ms += started.elapsed().as_millis() as u64;
+        return;
+    };
+    if let Some(u) = &answer.usage {
+        *c.tokens.get_or_insert(0) += u64::from(u.total_tokens);
+    }
+    if let Some(order) = ken_llm::parse_ranking(&answer.text, hits.len()) {
+        let mut taken: Vec<Option<Hit>> = hits.drain(..).map(Some).collect();
+        hits.extend(order.into_iter().filter_map(|i| taken[i].take()));
+    }
+    c.ms += started.elapsed().as_millis() as u64;
 }
 
 /// A text block of step results, given to the model as a citable source.

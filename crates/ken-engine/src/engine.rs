@@ -24,7 +24,7 @@ use crate::repo::OpenRepo;
 use crate::search::{SearchRequest, SearchResponse};
 use crate::status::RepoStatus;
 use crate::who::{LogHit, LogSearchRequest, WhoResponse};
-use crate::{EngineError, Result, Settings, home};
+use crate::{EngineError, RerankerSpec, Result, Settings, home};
 
 /// Which repositories a caller may see.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -345,11 +345,26 @@ impl Engine {
     /// The configured reranker (None: off), built once.
     pub fn reranker(&self) -> Result<Option<Arc<dyn ken_embed::Reranker>>> {
         self.reranker
-            .get_or_init(|| match &self.settings.reranker {
-                None => Ok(None),
-                Some(cfg) => ken_embed::HttpReranker::new(cfg.clone())
-                    .map(|r| Some(Arc::new(r) as Arc<dyn ken_embed::Reranker>))
-                    .map_err(|e| EngineError::bad_input(e.to_string())),
+            .get_or_init(|| {
+                let made: ken_embed::Result<Arc<dyn ken_embed::Reranker>> =
+                    match &self.settings.reranker {
+                        None => return Ok(None),
+                        Some(RerankerSpec::Http(cfg)) => ken_embed::HttpReranker::new(cfg.clone())
+                            .map(|r| Arc::new(r) as Arc<dyn ken_embed::Reranker>),
+                        Some(RerankerSpec::Local { dir, max_tokens }) => {
+                            let opts = ken_embed::CrossOptions {
+                                max_tokens: *max_tokens,
+                                ..ken_embed::CrossOptions::default()
+                            };
+                            ken_embed::LocalCrossEncoder::load(dir, opts)
+                                .map(|r| Arc::new(r) as Arc<dyn ken_embed::Reranker>)
+                        }
+                    };
+                made.map(Some).map_err(|e| {
+                    EngineError::bad_input(format!("the reranker: {e}")).with_hint(
+                        "fix rerank_base_url or rerank_model_dir in config.toml, or remove them",
+                    )
+                })
             })
             .clone()
     }

@@ -39,4 +39,4 @@ pub use engine::{
     highlight,
 };
 pub use error::{EngineError, ErrorKind, Result};
-pub use settings::Settings;
+pub use settings::{RerankerSpec, Settings};

@@ -68,6 +68,8 @@ pub struct RerankCost {
     /// Hits the model read (the best ones; the rest keep their order).
     pub documents: usize,
     pub ms: u64,
+    /// Tokens the model's server counted (a chat model's; None: not reported).
+    pub tokens: Option<u64>,
 }
 
 /// Reorder the best `top` hits by the reranker's scores of their text. A
@@ -94,6 +96,7 @@ pub fn rerank_hits(reranker: &dyn ken_embed::Reranker, resp: &mut SearchResponse
                 model: reranker.id().to_string(),
                 documents: n,
                 ms: took.as_millis() as u64,
+                tokens: None,
             });
         }
         Err(e) => resp

@@ -34,10 +34,13 @@ pub struct Settings {
     /// Most time one run spends embedding (None: until done); the rest
     /// waits for the next run.
     pub embed_budget: Option<std::time::Duration>,
-    /// A rerank endpoint scoring the best hits of every search again (None: off).
-    pub reranker: Option<ken_embed::RerankConfig>,
+    /// A reranker scoring the best hits of every search again (None: off).
+    pub reranker: Option<RerankerSpec>,
     /// Hits the reranker reads per search.
     pub rerank_top: usize,
+    /// `ken ask`: the chat model orders the retrieved code by relevance
+    /// (listwise) before it answers (needs `llm`).
+    pub llm_rerank: bool,
     /// The chat model for `ken ask` (None: extractive answers).
     pub llm: Option<ken_llm::ChatConfig>,
     /// Tokens of context given to the model.
@@ -85,6 +88,7 @@ impl Settings {
             embed_order: EmbedOrder::default(),
             embed_budget: None,
             reranker: None,
+            llm_rerank: false,
             rerank_top: 20,
             llm: None,
             context_tokens: 6000,
@@ -95,4 +99,17 @@ impl Settings {
             webhook_branches: Vec::new(),
         }
     }
+}
+
+/// Where the reranking stage's model is.
+#[derive(Debug, Clone)]
+pub enum RerankerSpec {
+    /// A `/rerank` endpoint.
+    Http(ken_embed::RerankConfig),
+    /// A cross-encoder model directory run in-process.
+    Local {
+        dir: std::path::PathBuf,
+        /// Tokens of query and document together (None: 512, capped by the model).
+        max_tokens: Option<usize>,
+    },
 }

@@ -33,6 +33,7 @@
 //! - [`cite`]: parse citations, split claims, validate, retry message, pick the better answer;
 //! - [`answer`]: [`ask`], the whole loop with one automatic retry;
 //! - [`expand`]: query rewriting and HyDE prompts and parsers;
+//! - [`rerank`]: listwise reranking of retrieved passages, prompt and parser;
 //! - [`route`]: rule router, slots (people, times, symbols, paths), step plans,
 //!   LLM confirmation.
 //!
@@ -57,6 +58,7 @@ pub mod context;
 pub mod error;
 pub mod expand;
 pub mod message;
+pub mod rerank;
 pub mod retry;
 pub mod route;
 mod slots;
@@ -75,5 +77,6 @@ pub use context::{Block, Context, ContextChunk, ContextOptions, answer_messages,
 pub use error::{LlmError, NotFoundCause, TimeoutPhase, redact};
 pub use expand::{hyde_messages, parse_hyde, parse_rewrite, rewrite_messages};
 pub use message::{Completion, Message, Role, Usage, strip_reasoning};
+pub use rerank::{Passage, parse_ranking, rerank_messages};
 pub use route::{Route, Router, Routing, Step, StepKind, parse_route, route, route_messages};
 pub use slots::{Slots, TimeRange};

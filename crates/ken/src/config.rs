@@ -66,8 +66,20 @@ pub struct FileConfig {
     pub rerank_api_key: Option<String>,
     /// `cohere` (documents in, results out; the default) or `tei`.
     pub rerank_api: Option<String>,
+    /// A cross-encoder model directory (config.json, tokenizer.json,
+    /// model.safetensors with a sequence-classification head, e.g.
+    /// ms-marco-MiniLM-L-6-v2 or bge-reranker-base) run in-process to
+    /// score the best hits of every search again. Off unless set; not
+    /// together with `rerank_base_url`.
+    pub rerank_model_dir: Option<PathBuf>,
+    /// Tokens of query and hit the local cross-encoder reads (default 512,
+    /// capped by the model).
+    pub rerank_max_tokens: Option<usize>,
     /// Hits the reranker reads per search (default 20).
     pub rerank_top: Option<usize>,
+    /// `ken ask`: the chat model orders the retrieved code by relevance
+    /// before answering (one more model call per code step; default false).
+    pub llm_rerank: Option<bool>,
     /// Query vectors a long-lived engine (`ken serve`, `ken mcp`) remembers (0: none).
     pub query_cache: Option<usize>,
     /// Learn the ranking from each repository's history at `ken index` and
@@ -380,7 +392,21 @@ pub fn settings(
                 "config.toml: rerank_api = {other:?}: use \"cohere\" or \"tei\""
             ))),
         };
-        s.reranker = Some(cfg);
+        s.reranker = Some(ken_engine::RerankerSpec::Http(cfg));
+    }
+    if let Some(dir) = &file.rerank_model_dir {
+        if file.rerank_base_url.is_some() {
+            bail!(ken_engine::EngineError::bad_input(
+                "config.toml sets both rerank_base_url and rerank_model_dir: keep one reranker"
+            ));
+        }
+        s.reranker = Some(ken_engine::RerankerSpec::Local {
+            dir: dir.clone(),
+            max_tokens: file.rerank_max_tokens,
+        });
+    }
+    if let Some(b) = file.llm_rerank {
+        s.llm_rerank = b;
     }
     if let Some(n) = file.rerank_top {
         s.rerank_top = n.max(1);

@@ -174,6 +174,21 @@ pub struct Rerank {
     /// Best hits the model read and reordered.
     pub documents: usize,
     pub ms: u64,
+    /// Tokens the model's server counted (a chat model's reranking; absent
+    /// when not reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+impl From<&ken_engine::search::RerankCost> for Rerank {
+    fn from(c: &ken_engine::search::RerankCost) -> Rerank {
+        Rerank {
+            model: c.model.clone(),
+            documents: c.documents,
+            ms: c.ms,
+            tokens: c.tokens,
+        }
+    }
 }
 
 impl From<&SearchResponse> for Search {
@@ -183,11 +198,7 @@ impl From<&SearchResponse> for Search {
             took_ms: r.took_ms,
             results: SearchResult::list(&r.hits),
             notes: r.notes.clone(),
-            rerank: r.rerank.as_ref().map(|c| Rerank {
-                model: c.model.clone(),
-                documents: c.documents,
-                ms: c.ms,
-            }),
+            rerank: r.rerank.as_ref().map(Rerank::from),
         }
     }
 }
@@ -280,6 +291,10 @@ pub struct Ask {
     pub sources: Vec<SearchResult>,
     /// The model was asked again because it cited code outside its context.
     pub retried: bool,
+    /// The chat model's reranking of the retrieved code and what it cost
+    /// (absent when not used: `--rerank` or `llm_rerank = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<Rerank>,
 }
 
 impl From<&AskResponse> for Ask {
@@ -296,6 +311,7 @@ impl From<&AskResponse> for Ask {
             claims: r.claims.iter().map(Claim::from).collect(),
             sources: SearchResult::list(&r.sources),
             retried: r.retried,
+            rerank: r.rerank.as_ref().map(Rerank::from),
         }
     }
 }

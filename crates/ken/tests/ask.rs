@@ -286,3 +286,82 @@ fn people_and_impact_questions_run_their_steps() {
             .any(|s| s["kind"] == "impact")
     );
 }
+
+#[test]
+fn the_chat_model_reranks_the_code_when_asked_and_its_cost_is_reported() {
+    let (_r, ken) = indexed();
+    let question = "how do payments retry and session tokens refresh in the shop?";
+    let source_paths = |v: &Value| -> Vec<String> {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}:{}",
+                    s["path"].as_str().unwrap(),
+                    s["start_line"].as_u64().unwrap()
+                )
+            })
+            .collect()
+    };
+    // The candidates in retrieval order: -n 2 with a reranker reads 6.
+    let plain = json(&ask(
+        &ken,
+        None,
+        &["--json", "--no-expand", "-n", "6", question],
+    ));
+    let candidates = source_paths(&plain);
+    assert!(candidates.len() >= 3, "{plain}");
+    assert!(plain.get("rerank").is_none(), "off unless asked: {plain}");
+
+    // The model ranks, then answers; `--rerank` or `llm_rerank = true` asks for it.
+    let reranked = |ranking: &str, rerank_flag: bool| -> (Value, Vec<String>) {
+        let server = ChatServer::start(
+            vec![
+                Reply::Answer(ranking.into()),
+                Reply::Answer("It is replaced [src/shop/session.py:12-16].".into()),
+            ],
+            "code",
+        );
+        let mut args = vec!["--json", "--no-expand", "-n", "2", question];
+        if rerank_flag {
+            args.push("--rerank");
+        }
+        (
+            json(&ask(&ken, Some(&server), &args)),
+            server.answer_requests(),
+        )
+    };
+    let (v, reqs) = reranked("Sure. [3] > [1] > [2]", true);
+    // the model's third candidate first, then its first
+    assert_eq!(
+        source_paths(&v),
+        [candidates[2].clone(), candidates[0].clone()],
+        "{v}"
+    );
+    assert_eq!(v["rerank"]["model"], "scripted-model", "{v}");
+    assert_eq!(v["rerank"]["documents"], candidates.len(), "{v}");
+    assert_eq!(v["rerank"]["tokens"], 111, "{v}");
+    assert!(v["rerank"]["ms"].is_u64());
+    assert_eq!(reqs.len(), 2, "one ranking, one answer");
+    assert!(
+        reqs[0].contains("Ranking:") && reqs[0].contains("[3] "),
+        "{}",
+        reqs[0]
+    );
+
+    // an answer naming no candidate leaves the retrieval order
+    let (v, _) = reranked("I cannot tell.", true);
+    assert_eq!(source_paths(&v), candidates[..2], "{v}");
+    assert_eq!(v["rerank"]["documents"], candidates.len(), "{v}");
+
+    // llm_rerank in config.toml makes it the default
+    std::fs::write(ken.home.path().join("config.toml"), "llm_rerank = true\n").unwrap();
+    let (v, _) = reranked("[2] > [1]", false);
+    assert_eq!(
+        source_paths(&v),
+        [candidates[1].clone(), candidates[0].clone()],
+        "{v}"
+    );
+}

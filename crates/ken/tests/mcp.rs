@@ -13,22 +13,7 @@ use serde_json::{Value, json};
 /// The Python with the MCP SDK: `$KEN_TEST_PYTHON`, else the virtualenv
 /// `scripts/install-test-tools.sh` makes. Missing, the test fails and says so.
 fn python() -> PathBuf {
-    let p = std::env::var_os("KEN_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/ken-py/bin/python")
-        });
-    let ok = Command::new(&p)
-        .args(["-c", "import mcp"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "no Python with the MCP SDK at {}: run scripts/install-test-tools.sh (or set KEN_TEST_PYTHON)",
-        p.display()
-    );
-    p
+    test_python("mcp")
 }
 
 fn client(args: &[&str]) -> Value {

@@ -298,6 +298,77 @@ fn a_configured_reranker_reorders_the_best_hits_and_reports_its_cost() {
 }
 
 #[test]
+fn a_local_cross_encoder_reranks_the_best_hits_and_reports_its_cost() {
+    let r = Repo::new();
+    shop(&r);
+    r.commit("initial");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let query = ["invoice discount total price", "--files"];
+    let plain = ken.search(&query);
+    let before = paths(&plain);
+    assert!(before.len() >= 4, "{plain}");
+
+    let model = tempfile::tempdir().unwrap();
+    let dir = model.path().join("tiny-reranker");
+    tiny_cross_encoder(&dir);
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        format!(
+            "rerank_model_dir = {:?}\nrerank_top = 3\n",
+            dir.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let v = ken.search(&query);
+    assert!(
+        v["rerank"]["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("local:tiny-reranker:"),
+        "{v}"
+    );
+    assert_eq!(v["rerank"]["documents"], 3, "{v}");
+    assert!(v["rerank"]["ms"].is_u64());
+    // the best three were reordered among themselves, the rest kept their place
+    let after = paths(&v);
+    let mut head = after[..3].to_vec();
+    head.sort();
+    let mut want = before[..3].to_vec();
+    want.sort();
+    assert_eq!(head, want, "{v}");
+    assert_eq!(after[3..], before[3..], "{v}");
+
+    // a model that is not a cross-encoder is a clear error, not a silent no-op
+    let embed = tempfile::tempdir().unwrap();
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(dir.join(f), embed.path().join(f)).unwrap();
+    }
+    std::fs::write(embed.path().join("model.safetensors"), b"not safetensors").unwrap();
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        format!("rerank_model_dir = {:?}\n", embed.path().to_str().unwrap()),
+    )
+    .unwrap();
+    let o = ken.cmd().args(["search", "invoice"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("the reranker"), "{}", stderr(&o));
+
+    // one reranker at a time
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        format!(
+            "rerank_model_dir = {:?}\nrerank_base_url = \"http://127.0.0.1:9/v1\"\n",
+            dir.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let o = ken.cmd().args(["search", "invoice"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("keep one reranker"), "{}", stderr(&o));
+}
+
+#[test]
 fn the_graph_neighbourhood_list_runs_when_switched_on() {
     // off by default (BENCHMARKS §1); `--param w_ppr=…` turns it on for a run
     let r = Repo::new();

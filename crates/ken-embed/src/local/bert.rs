@@ -144,7 +144,9 @@ pub struct Bert {
     act: Act,
     word: Vec<f32>,
     pos: Vec<f32>,
-    type0: Vec<f32>,
+    /// `type_vocab_size × hidden`: row 0 for a single text, row 1 for the
+    /// second text of a pair (cross-encoders).
+    types: Vec<f32>,
     emb_ln_g: Vec<f32>,
     emb_ln_b: Vec<f32>,
     layers: Vec<Layer>,
@@ -159,15 +161,48 @@ pub enum Pooling {
     Cls,
 }
 
-struct Weights {
+/// The tensors of a `model.safetensors`, and the prefix its encoder's
+/// names carry (`bert.`, `roberta.`, ... or none).
+pub(crate) struct Weights {
     map: HashMap<String, Tensor>,
     prefix: String,
 }
 
 impl Weights {
+    pub(crate) fn open(weights: &Path) -> Result<Weights> {
+        let map = candle_core::safetensors::load(weights, &Device::Cpu)
+            .map_err(|e| EmbedError::Model(format!("{}: {e}", weights.display())))?;
+        let prefix = ["", "bert.", "model.", "roberta.", "encoder_model."]
+            .into_iter()
+            .find(|p| map.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
+            .ok_or_else(|| {
+                EmbedError::Model(format!(
+                    "{}: no embeddings.word_embeddings.weight tensor: not a BERT checkpoint",
+                    weights.display()
+                ))
+            })?
+            .to_string();
+        Ok(Weights { map, prefix })
+    }
+
+    /// The encoder's tensor `name` (under the prefix), of this shape.
     fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
-        let full = format!("{}{name}", self.prefix);
-        let t = self.map.get(&full).ok_or_else(|| {
+        self.get_exact(&format!("{}{name}", self.prefix), shape)
+    }
+
+    /// The dims of tensor `full` (no prefix added), if present.
+    pub(crate) fn dims(&self, full: &str) -> Option<Vec<usize>> {
+        self.map.get(full).map(|t| t.dims().to_vec())
+    }
+
+    /// The prefix the encoder's tensors carry.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Tensor `full` (no prefix added), of this shape, as f32.
+    pub(crate) fn get_exact(&self, full: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let t = self.map.get(full).ok_or_else(|| {
             EmbedError::Model(format!("tensor {full} missing from model.safetensors"))
         })?;
         if t.dims() != shape {
@@ -182,32 +217,30 @@ impl Weights {
     /// A Linear weight (stored `out × in`) transposed to `in × out`.
     fn linear_t(&self, name: &str, out: usize, inp: usize) -> Result<Vec<f32>> {
         let w = self.get(name, &[out, inp])?;
-        let mut t = vec![0f32; w.len()];
-        for o in 0..out {
-            for i in 0..inp {
-                t[i * out + o] = w[o * inp + i];
-            }
-        }
-        Ok(t)
+        Ok(transpose(&w, out, inp))
     }
+}
+
+/// `w` (`rows × cols`, row-major) transposed.
+pub(crate) fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0f32; w.len()];
+    for o in 0..rows {
+        for i in 0..cols {
+            t[i * rows + o] = w[o * cols + i];
+        }
+    }
+    t
 }
 
 impl Bert {
     /// `int8`: also keep the dense layers' weights quantized, and use them.
     pub fn load(weights: &Path, cfg: BertConfig, int8: bool) -> Result<Bert> {
-        let map = candle_core::safetensors::load(weights, &Device::Cpu)
-            .map_err(|e| EmbedError::Model(format!("{}: {e}", weights.display())))?;
-        let prefix = ["", "bert.", "model.", "roberta.", "encoder_model."]
-            .into_iter()
-            .find(|p| map.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
-            .ok_or_else(|| {
-                EmbedError::Model(format!(
-                    "{}: no embeddings.word_embeddings.weight tensor: not a BERT checkpoint",
-                    weights.display()
-                ))
-            })?
-            .to_string();
-        let w = Weights { map, prefix };
+        Bert::from_weights(&Weights::open(weights)?, cfg, int8)
+    }
+
+    /// The encoder from an opened weight file (whose other tensors, a
+    /// classification head, the caller may read too).
+    pub(crate) fn from_weights(w: &Weights, cfg: BertConfig, int8: bool) -> Result<Bert> {
         let h = cfg.hidden_size;
         let inter = cfg.intermediate_size;
         let scale = 1.0 / ((h / cfg.num_attention_heads) as f32).sqrt();
@@ -280,7 +313,7 @@ impl Bert {
                 "embeddings.position_embeddings.weight",
                 &[cfg.max_position_embeddings, h],
             )?,
-            type0: types[..h].to_vec(),
+            types,
             emb_ln_g: w.get("embeddings.LayerNorm.weight", &[h])?,
             emb_ln_b: w.get("embeddings.LayerNorm.bias", &[h])?,
             layers,
@@ -294,7 +327,7 @@ impl Bert {
     /// `int8`: use the quantized dense layers, if loaded.
     pub fn embed(&self, seqs: &[&[u32]], pooling: Pooling, int8: bool) -> Vec<Vec<f32>> {
         let h = self.cfg.hidden_size;
-        let x = self.encode(seqs, int8);
+        let x = self.encode(seqs, None, int8);
         let mut out = Vec::with_capacity(seqs.len());
         let mut start = 0;
         for s in seqs {
@@ -323,7 +356,9 @@ impl Bert {
     }
 
     /// The last hidden states of all tokens, packed: `sum(len) × hidden`.
-    pub fn encode(&self, seqs: &[&[u32]], int8: bool) -> Vec<f32> {
+    /// `types`: each token's type id (segment), parallel to `seqs`; none: all 0.
+    /// Ids past the type table are clamped to its last row.
+    pub fn encode(&self, seqs: &[&[u32]], types: Option<&[&[u32]]>, int8: bool) -> Vec<f32> {
         let cfg = &self.cfg;
         let h = cfg.hidden_size;
         let inter = cfg.intermediate_size;
@@ -338,27 +373,30 @@ impl Bert {
             })
             .collect();
 
-        // Embeddings: word + position + token type 0, then layer norm.
+        // Embeddings: word + position + token type, then layer norm.
         let mut x = vec![0f32; total * h];
         let pos_off = cfg.position_offset();
         let vocab = cfg.vocab_size;
+        let type_rows = (self.types.len() / h).max(1);
         {
-            let mut rows: Vec<(&mut [f32], u32, usize)> = Vec::with_capacity(total);
+            let mut rows: Vec<(&mut [f32], u32, usize, usize)> = Vec::with_capacity(total);
             let mut rest = x.as_mut_slice();
-            for s in seqs {
+            for (n, s) in seqs.iter().enumerate() {
+                let ty = types.and_then(|t| t.get(n));
                 for (i, &id) in s.iter().enumerate() {
                     let (row, tail) = rest.split_at_mut(h);
-                    rows.push((row, id, i));
+                    let t = ty.and_then(|t| t.get(i)).map_or(0, |&t| t as usize);
+                    rows.push((row, id, i, t.min(type_rows - 1)));
                     rest = tail;
                 }
             }
             rows.par_chunks_mut(64).for_each(|chunk| {
-                for (row, id, i) in chunk.iter_mut() {
+                for (row, id, i, t) in chunk.iter_mut() {
                     let id = (*id as usize).min(vocab - 1);
                     row.copy_from_slice(&self.word[id * h..(id + 1) * h]);
                     let p = pos_off + *i;
                     kernels::add_assign(row, &self.pos[p * h..(p + 1) * h]);
-                    kernels::add_assign(row, &self.type0);
+                    kernels::add_assign(row, &self.types[*t * h..(*t + 1) * h]);
                     kernels::layer_norm(row, &self.emb_ln_g, &self.emb_ln_b, eps);
                 }
             });

@@ -2,6 +2,7 @@
 
 pub(crate) mod bert;
 mod candle_ref;
+mod cross;
 pub(crate) mod int8;
 pub(crate) mod kernels;
 
@@ -13,6 +14,7 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 pub use bert::Pooling;
 use bert::{Bert, BertConfig};
 use candle_ref::CandleBert;
+pub use cross::{CrossOptions, LocalCrossEncoder};
 
 use crate::error::{EmbedError, Result};
 use crate::{Embedder, l2_normalize, sha256_file};

@@ -60,3 +60,43 @@ pub fn reference() -> Vec<Reference> {
         })
         .collect()
 }
+
+/// The Python with NumPy: `$KEN_TEST_PYTHON`, else the virtualenv
+/// `scripts/install-test-tools.sh` makes. Fails (never skips) when absent.
+pub fn python() -> PathBuf {
+    let p = std::env::var_os("KEN_TEST_PYTHON")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/ken-py/bin/python")
+        });
+    let ok = std::process::Command::new(&p)
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "no Python with NumPy at {}: run scripts/install-test-tools.sh (or set KEN_TEST_PYTHON)",
+        p.display()
+    );
+    p
+}
+
+/// Writes a tiny random cross-encoder to `out` with
+/// `scripts/tiny_cross_encoder.py` (its NumPy scores in `out/cases.json`).
+pub fn tiny_cross_encoder(out: &std::path::Path, layout: &str, labels: u32) {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/tiny_cross_encoder.py");
+    let o = std::process::Command::new(python())
+        .arg(script)
+        .arg(out)
+        .args(["--layout", layout, "--labels", &labels.to_string()])
+        .output()
+        .expect("run tiny_cross_encoder.py");
+    assert!(
+        o.status.success(),
+        "tiny_cross_encoder.py failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

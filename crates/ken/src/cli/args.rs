@@ -235,6 +235,11 @@ pub struct AskArgs {
     /// Answer without a model even if one is configured.
     #[arg(long)]
     pub offline: bool,
+    /// Have the chat model order the retrieved code by relevance before it
+    /// answers (one more model call per search step; `llm_rerank = true` in
+    /// config.toml makes it the default). `--json` reports what it cost.
+    #[arg(long, conflicts_with = "offline")]
+    pub rerank: bool,
 }
 
 #[derive(Debug, Args)]

@@ -31,6 +31,7 @@ pub fn run(engine: &Engine, a: AskArgs, out: &Output) -> Result<i32> {
         expand: !a.no_expand,
         model: a.model,
         offline: a.offline,
+        rerank: a.rerank.then_some(true),
     };
     let mut printer = Printer {
         stream: !out.json && !a.no_stream,

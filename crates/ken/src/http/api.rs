@@ -177,6 +177,9 @@ pub struct AskBody {
     n: Option<usize>,
     /// Answer without the model even if one is configured.
     offline: Option<bool>,
+    /// Have the chat model order the retrieved code before it answers
+    /// (default: the server's `llm_rerank`).
+    rerank: Option<bool>,
 }
 
 /// Streams an answer's steps and text to the SSE response.
@@ -232,6 +235,7 @@ pub async fn ask(
         expand: true,
         model: None,
         offline: body.offline.unwrap_or(false),
+        rerank: body.rerank,
     };
     let accept = headers
         .get(header::ACCEPT)

@@ -324,6 +324,7 @@ impl KenMcp {
                     expand: true,
                     model: None,
                     offline: false,
+                    rerank: None,
                 };
                 engine
                     .ask(&req, &who.access, &mut ken_engine::ask::Quiet)

@@ -131,7 +131,7 @@ fn serve(
                 stream.write_all(out.as_bytes()).is_ok()
             }
             Reply::Answer(text) => {
-                let b = serde_json::json!({"model": "scripted", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}).to_string();
+                let b = serde_json::json!({"model": "scripted", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 100, "completion_tokens": 11, "total_tokens": 111}}).to_string();
                 stream.write_all(format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}", b.len()).as_bytes()).is_ok()
             }
             Reply::Status(code, b) => stream

@@ -280,3 +280,43 @@ pub fn json_of(mut c: Command) -> Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
+
+/// The Python of the test tools (`$KEN_TEST_PYTHON`, else the virtualenv
+/// `scripts/install-test-tools.sh` makes), checked to import `module`.
+/// Fails (never skips) when absent.
+pub fn test_python(module: &str) -> PathBuf {
+    let p = std::env::var_os("KEN_TEST_PYTHON")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/ken-py/bin/python")
+        });
+    let ok = Command::new(&p)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "no Python with {module} at {}: run scripts/install-test-tools.sh (or set KEN_TEST_PYTHON)",
+        p.display()
+    );
+    p
+}
+
+/// Writes a tiny random cross-encoder (a BERT sequence classifier) to `out`
+/// with `scripts/tiny_cross_encoder.py`.
+pub fn tiny_cross_encoder(out: &Path) {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/tiny_cross_encoder.py");
+    let o = Command::new(test_python("numpy"))
+        .arg(script)
+        .arg(out)
+        .output()
+        .expect("run tiny_cross_encoder.py");
+    assert!(
+        o.status.success(),
+        "tiny_cross_encoder.py failed: {}",
+        stderr(&o)
+    );
+}
