@@ -47,6 +47,106 @@ pub fn is_issue(query: &str, words: usize) -> bool {
     lines >= 3 || query.contains("```") || query.split_whitespace().count() > words
 }
 
+/// The report without its environment dumps: blocks of package versions
+/// (`show_versions()`, `pip list`, `pip freeze`, "pylint 2.14.4 / astroid
+/// 2.11.7 / Python 3.9.13"), which name packages, interpreters and systems,
+/// not the code at fault, and pull files like `print_versions.py` to the top.
+/// A block is a run of non-blank lines between blank lines, fences and HTML
+/// tags; it is dropped when at least three of its lines, and at least half,
+/// read as `name: version`, `name==version` or `name version`.
+pub fn strip_environment(query: &str) -> std::borrow::Cow<'_, str> {
+    let lines: Vec<&str> = query.lines().collect();
+    let mut drop = vec![false; lines.len()];
+    let mut start = 0;
+    for end in 0..=lines.len() {
+        let boundary = lines.get(end).is_none_or(|l| {
+            let t = l.trim();
+            t.is_empty() || t.starts_with("```") || t.starts_with("~~~") || t.starts_with('<')
+        });
+        if !boundary {
+            continue;
+        }
+        let block = start..end;
+        let versions = lines[block.clone()]
+            .iter()
+            .filter(|l| is_version_line(l))
+            .count();
+        if versions >= 3 && versions * 2 >= block.len() {
+            drop[block].iter_mut().for_each(|d| *d = true);
+        }
+        start = end + 1;
+    }
+    if !drop.contains(&true) {
+        return std::borrow::Cow::Borrowed(query);
+    }
+    let kept: Vec<&str> = lines
+        .iter()
+        .zip(&drop)
+        .filter(|(_, d)| !**d)
+        .map(|(l, _)| *l)
+        .collect();
+    std::borrow::Cow::Owned(kept.join("\n"))
+}
+
+/// `numpy: 1.18.5`, `scipy: None`, `attrs==19.3.0`, `pytest>=5.3`,
+/// `NumPy 1.13.1`, `Python 3.9.13 (main, ...)`, `pip  19.0.3` (a list
+/// marker or bold name allowed). Not `x = 1.5`: code assigns with one `=`.
+fn is_version_line(line: &str) -> bool {
+    let t = line.trim();
+    let t = t
+        .strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))
+        .unwrap_or(t)
+        .replace("**", "");
+    let t = t.trim();
+    let name_word = |w: &str| {
+        w.starts_with(|c: char| c.is_ascii_alphabetic())
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '+'))
+    };
+    let name = |n: &str| {
+        let words: Vec<&str> = n.split_whitespace().collect();
+        (1..=3).contains(&words.len()) && n.len() <= 40 && words.iter().all(|w| name_word(w))
+    };
+    // `name: value`, `name==value`, `name>=value`
+    for sep in [":", "==", ">=", "~="] {
+        if let Some((n, v)) = t.split_once(sep)
+            && name(n)
+        {
+            let v = v.trim_start();
+            let first = v.split_whitespace().next().unwrap_or("");
+            if first == "None"
+                || first
+                    .trim_start_matches('v')
+                    .starts_with(|c: char| c.is_ascii_digit())
+            {
+                return true;
+            }
+        }
+    }
+    // `name version [(...)]`
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let Some(at) = words.iter().position(|w| is_version(w)) else {
+        return false;
+    };
+    let rest = &words[at + 1..];
+    at >= 1
+        && at <= 3
+        && words[..at].iter().all(|w| name_word(w))
+        && rest
+            .first()
+            .is_none_or(|w| w.starts_with(['(', '|', '/', '[']) || w.contains(":\\"))
+}
+
+/// `1.0`, `3.10.9`, `v2.0.0.1`, `0.20.dev0`, `7.1.0+/d3c91f951`: digits, a
+/// dot, a digit.
+fn is_version(w: &str) -> bool {
+    let w = w.strip_prefix('v').unwrap_or(w);
+    let b = w.as_bytes();
+    b.first().is_some_and(u8::is_ascii_digit)
+        && b.windows(2).any(|p| p[0] == b'.' && p[1].is_ascii_digit())
+}
+
 /// Split an issue into its parts.
 pub fn parse(query: &str) -> IssueQuery {
     let mut out = IssueQuery::default();
@@ -359,6 +459,78 @@ mod tests {
     use super::*;
 
     const DJANGO: &str = "URLField throws ValueError instead of ValidationError on clean\nDescription\n\t\nforms.URLField( ).clean('////]@N.AN')\nresults in:\n\tValueError: Invalid IPv6 URL\n\tTraceback (most recent call last):\n\t File \"basic_fuzzer.py\", line 22, in TestOneInput\n\t File \"fuzzers.py\", line 350, in test_forms_URLField\n\t File \"django/forms/fields.py\", line 151, in clean\n\t File \"django/forms/fields.py\", line 136, in run_validators\n\t File \"django/core/validators.py\", line 130, in __call__\n\t File \"urllib/parse.py\", line 440, in urlsplit\n";
+
+    #[test]
+    fn environment_dumps_are_left_out_of_a_report() {
+        let report = "DataSet.update evaluates a chunked array\n\
+            \n\
+            ```python\n\
+            ds.update({\"foo\": foo})\n\
+            ```\n\
+            \n\
+            <details><summary>Output of <tt>xr.show_versions()</tt></summary>\n\
+            INSTALLED VERSIONS\n\
+            commit: None\n\
+            python: 3.8.3 (default, Jul  2 2020, 11:26:31)\n\
+            OS: Darwin\n\
+            xarray: 0.16.0\n\
+            pandas: 1.0.5\n\
+            netCDF4: None\n\
+            </details>\n\
+            \n\
+            Package        Version\n\
+            -------------- -------\n\
+            attrs          19.1.0\n\
+            pluggy         0.9.0\n\
+            zope.interface 4.7.1\n\
+            \n\
+            pylint 2.14.4\n\
+            astroid 2.11.7\n\
+            Python 3.9.13 (main, May 24 2022, 21:28:44)\n\
+            [Clang 13.0.0 (clang-1300.0.29.30)]\n\
+            \n\
+            Running with pytest 7.1 it works.\n";
+        let out = strip_environment(report);
+        for gone in [
+            "INSTALLED",
+            "xarray: 0.16",
+            "OS: Darwin",
+            "attrs",
+            "zope.interface",
+            "astroid",
+            "Clang",
+        ] {
+            assert!(!out.contains(gone), "{gone} left in:\n{out}");
+        }
+        for kept in [
+            "DataSet.update evaluates",
+            "ds.update({",
+            "<details>",
+            "Running with pytest 7.1 it works.",
+        ] {
+            assert!(out.contains(kept), "{kept} dropped:\n{out}");
+        }
+        // and parsing the rest finds no module in the dump
+        assert!(!parse(&out).modules.iter().any(|m| m == "zope.interface"));
+    }
+
+    #[test]
+    fn code_and_prose_with_numbers_stay() {
+        for text in [
+            // assignments with one `=` are code
+            "Wrong result\n\n```python\nx = 1.5\ny = 2.0\nz = 3.25\nprint(x + y)\n```\n",
+            // a single version line is prose about versions
+            "Since 1.7 this fails\n\nsympy: 1.7\nIt worked in 1.6 and the docs say so, see below for more\n",
+            // a dict literal's keys are quoted
+            "Bad merge\n\n{\"a\": 1.5,\n \"b\": 2.5,\n \"c\": 3.5}\n",
+        ] {
+            assert_eq!(strip_environment(text), text, "{text}");
+        }
+        assert!(!is_version_line("return 1.5 + x"));
+        assert!(is_version_line("- Sphinx version: 3.0.4"));
+        assert!(is_version_line("attrs==19.3.0"));
+        assert!(is_version_line("**NumPy** 1.13.1"));
+    }
 
     #[test]
     fn python_tracebacks_give_frames_innermost_first() {

@@ -54,6 +54,8 @@ pub struct RankParams {
     pub pin_issues: bool,
     /// Times an issue's title is repeated in its lexical query.
     pub issue_title: usize,
+    /// Leave a bug report's environment dumps (package versions) out of its search.
+    pub issue_env_out: bool,
     /// Exponent of the file prior (1 + ln(1 + commits that changed it)) (0: off).
     pub w_churn: f32,
     /// Exponent of the file prior (1 + ln(1 + fix commits that changed it)) (0: off).
@@ -98,6 +100,7 @@ impl Default for RankParams {
             issue_words: 40,
             pin_issues: false,
             issue_title: 1,
+            issue_env_out: true,
             w_churn: 0.0,
             w_fixes: 0.0,
             w_recent: 0.0,
@@ -140,6 +143,7 @@ impl RankParams {
             "issue_words" => self.issue_words = v as usize,
             "pin_issues" => self.pin_issues = v != 0.0,
             "issue_title" => self.issue_title = v as usize,
+            "issue_env_out" => self.issue_env_out = v != 0.0,
             "learned" => self.learned = v != 0.0,
             "w_churn" => self.w_churn = v,
             "w_fixes" => self.w_fixes = v,

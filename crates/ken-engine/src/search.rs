@@ -204,17 +204,22 @@ pub(crate) fn rank_candidates(
         .map(|v| v.iter().map(String::as_str).collect());
     // a bug report: its title weighs more, its identifiers are not pinned,
     // and the files it points at are a list of their own
-    let issue =
-        (lexical && issue::is_issue(&req.query, p.issue_words)).then(|| issue::parse(&req.query));
+    let is_issue = lexical && issue::is_issue(&req.query, p.issue_words);
+    let text = if is_issue && p.issue_env_out {
+        issue::strip_environment(&req.query)
+    } else {
+        std::borrow::Cow::Borrowed(req.query.as_str())
+    };
+    let issue = is_issue.then(|| issue::parse(&text));
     let lex_text = match &issue {
         Some(q) if p.issue_title > 0 => {
             format!(
                 "{}\n{}",
                 vec![q.title.as_str(); p.issue_title].join("\n"),
-                req.query
+                text
             )
         }
-        _ => req.query.clone(),
+        _ => text.into_owned(),
     };
     let lex = LexicalQuery {
         text: lex_text,
