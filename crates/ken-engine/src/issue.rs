@@ -130,8 +130,7 @@ fn is_version_line(line: &str) -> bool {
         return false;
     };
     let rest = &words[at + 1..];
-    at >= 1
-        && at <= 3
+    (1..=3).contains(&at)
         && words[..at].iter().all(|w| name_word(w))
         && rest
             .first()
