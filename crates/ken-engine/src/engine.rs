@@ -334,11 +334,25 @@ impl Engine {
             crate::search::Mode::Lexical => None,
             _ => self.embedder()?,
         };
+        let Some(reranker) = self.reranker()? else {
+            return crate::search::search_repos(
+                &repos,
+                req,
+                &self.settings.rank,
+                embedder.as_deref(),
+            );
+        };
+        // The reranker reads the best `rerank_top` hits even when fewer are
+        // asked for, so it can lift one from below the limit.
+        let top = self.settings.rerank_top;
+        let wide = SearchRequest {
+            limit: req.limit.max(top),
+            ..req.clone()
+        };
         let mut resp =
-            crate::search::search_repos(&repos, req, &self.settings.rank, embedder.as_deref())?;
-        if let Some(r) = self.reranker()? {
-            crate::search::rerank_hits(&*r, &mut resp, self.settings.rerank_top);
-        }
+            crate::search::search_repos(&repos, &wide, &self.settings.rank, embedder.as_deref())?;
+        crate::search::rerank_hits(&*reranker, &mut resp, top);
+        resp.hits.truncate(req.limit);
         Ok(resp)
     }
 

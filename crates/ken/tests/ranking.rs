@@ -338,6 +338,10 @@ fn a_local_cross_encoder_reranks_the_best_hits_and_reports_its_cost() {
     want.sort();
     assert_eq!(head, want, "{v}");
     assert_eq!(after[3..], before[3..], "{v}");
+    // fewer hits asked for than the reranker reads: it still reads its three
+    let v = ken.search(&["invoice discount total price", "--files", "-n", "2"]);
+    assert_eq!(v["rerank"]["documents"], 3, "{v}");
+    assert_eq!(paths(&v), after[..2], "{v}");
 
     // a model that is not a cross-encoder is a clear error, not a silent no-op
     let embed = tempfile::tempdir().unwrap();

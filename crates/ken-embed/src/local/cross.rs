@@ -199,9 +199,12 @@ impl LocalCrossEncoder {
         query: &str,
         documents: &[String],
     ) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
+        // A token is rarely under two bytes: what lies past this many bytes
+        // would be cut anyway, and tokenizing a whole long file is not free.
+        let keep = self.max_tokens * 8;
         let inputs: Vec<EncodeInput> = documents
             .iter()
-            .map(|d| (query, d.as_str()).into())
+            .map(|d| (cut(query, keep), cut(d, keep)).into())
             .collect();
         let enc = self
             .tokenizer
@@ -212,6 +215,18 @@ impl LocalCrossEncoder {
             .map(|e| (e.get_ids().to_vec(), e.get_type_ids().to_vec()))
             .collect())
     }
+}
+
+/// The first `max` bytes of `text`, at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 impl Reranker for LocalCrossEncoder {
