@@ -387,7 +387,7 @@ pub(crate) fn ask_repos(
 
 /// Orders `hits` by the chat model's listwise ranking of their code, and
 /// adds what it cost to `cost`. A failed call or an answer naming no hit
-/// leaves the order as it was.
+/// leaves the order as it was (a failed call adds no cost).
 fn llm_rerank(
     model: &dyn ChatModel,
     question: &str,
@@ -405,7 +405,11 @@ fn llm_rerank(
             text: h.snippet.clone(),
         })
         .collect();
-    let answer = model.complete(&ken_llm::rerank_messages(question, &passages));
+    // A failed call reranks nothing and is not reported as a reranking
+    // (no `rerank` in `--json` means the retrieval order was kept).
+    let Ok(answer) = model.complete(&ken_llm::rerank_messages(question, &passages)) else {
+        return;
+    };
     let c = cost.get_or_insert_with(|| RerankCost {
         model: model.model_name().to_string(),
         documents: 0,
@@ -413,10 +417,6 @@ fn llm_rerank(
         tokens: None,
     });
     c.documents += hits.len();
-    let Ok(answer) = answer else {
-        c.ms += started.elapsed().as_millis() as u64;
-        return;
-    };
     if let Some(u) = &answer.usage {
         *c.tokens.get_or_insert(0) += u64::from(u.total_tokens);
     }

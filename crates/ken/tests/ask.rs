@@ -356,6 +356,22 @@ fn the_chat_model_reranks_the_code_when_asked_and_its_cost_is_reported() {
     assert_eq!(source_paths(&v), candidates[..2], "{v}");
     assert_eq!(v["rerank"]["documents"], candidates.len(), "{v}");
 
+    // a failed ranking call keeps the retrieval order and reports no reranking
+    let server = ChatServer::start(
+        vec![
+            Reply::Status(400, "{\"error\":{\"message\":\"bad request\"}}".into()),
+            Reply::Answer("It is replaced [src/shop/session.py:12-16].".into()),
+        ],
+        "code",
+    );
+    let v = json(&ask(
+        &ken,
+        Some(&server),
+        &["--json", "--no-expand", "--rerank", "-n", "2", question],
+    ));
+    assert_eq!(source_paths(&v), candidates[..2], "{v}");
+    assert!(v.get("rerank").is_none(), "{v}");
+
     // llm_rerank in config.toml makes it the default
     std::fs::write(ken.home.path().join("config.toml"), "llm_rerank = true\n").unwrap();
     let (v, _) = reranked("[2] > [1]", false);
