@@ -30,7 +30,7 @@ pub fn rerank_messages(question: &str, passages: &[Passage]) -> Vec<Message> {
     let mut user = format!("Question: {}\n", question.trim());
     for (i, p) in passages.iter().enumerate() {
         user.push_str(&format!("\n[{}] {}\n```\n", i + 1, p.label));
-        user.push_str(cut(&p.text, MAX_PASSAGE_CHARS));
+        user.push_str(&p.text[..p.text.floor_char_boundary(MAX_PASSAGE_CHARS)]);
         if !p.text.ends_with('\n') {
             user.push('\n');
         }
@@ -41,18 +41,6 @@ pub fn rerank_messages(question: &str, passages: &[Passage]) -> Vec<Message> {
         passages.len()
     ));
     vec![Message::system(system), Message::user(user)]
-}
-
-/// The first `max` bytes of `text`, cut at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The order in a ranking answer, as indices into the `n` passages (every

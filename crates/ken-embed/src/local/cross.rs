@@ -204,7 +204,13 @@ impl LocalCrossEncoder {
         let keep = self.max_tokens * 8;
         let inputs: Vec<EncodeInput> = documents
             .iter()
-            .map(|d| (cut(query, keep), cut(d, keep)).into())
+            .map(|d| {
+                (
+                    &query[..query.floor_char_boundary(keep)],
+                    &d[..d.floor_char_boundary(keep)],
+                )
+                    .into()
+            })
             .collect();
         let enc = self
             .tokenizer
@@ -215,18 +221,6 @@ impl LocalCrossEncoder {
             .map(|e| (e.get_ids().to_vec(), e.get_type_ids().to_vec()))
             .collect())
     }
-}
-
-/// The first `max` bytes of `text`, at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 impl Reranker for LocalCrossEncoder {
