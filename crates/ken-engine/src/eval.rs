@@ -461,6 +461,7 @@ fn run_query(
                     symbol: 0.0,
                     path: 0.0,
                     doc: 0.0,
+                    qtf: 0.0,
                 },
                 ..Default::default()
             };

@@ -13,6 +13,9 @@ use crate::search::RankParams;
 /// best ones in the code graph, files an issue points at.
 pub const SIGNALS: [&str; 6] = ["file", "bm25", "dense", "exact", "ppr", "mention"];
 
+/// Where the mention list is in [`SIGNALS`].
+const MENTION: usize = 5;
+
 /// What fusion knows of one candidate file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileRow {
@@ -26,6 +29,8 @@ pub struct FileRow {
     pub pagerank: Option<f32>,
     /// Position among the pinned exact hits (pinned files come first).
     pub pinned: Option<usize>,
+    /// Its mention is a traceback frame (decaying with `k_mention`).
+    pub framed: bool,
     /// Commits that changed the file, and those of them that were fixes.
     pub changes: u32,
     pub fixes: u32,
@@ -43,6 +48,7 @@ impl FileRow {
             test: false,
             pagerank: None,
             pinned: None,
+            framed: false,
             changes: 0,
             fixes: 0,
             recent: 0,
@@ -54,6 +60,8 @@ impl FileRow {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FileWeights {
     pub k: f32,
+    /// The mention list's own decay ([`RankParams::k_mention`]).
+    pub k_mention: f32,
     pub lists: [f32; SIGNALS.len()],
     pub prose_prior: f32,
     pub test_prior: f32,
@@ -69,6 +77,7 @@ impl FileWeights {
     pub fn new(p: &RankParams, with_dense: bool) -> Self {
         FileWeights {
             k: p.k,
+            k_mention: p.k_mention,
             lists: [
                 if with_dense { p.w_file_dense } else { p.w_file },
                 p.w_bm25_file,
@@ -90,11 +99,15 @@ impl FileWeights {
 /// A file's fused score: weighted reciprocal ranks times its priors.
 pub fn file_score(row: &FileRow, w: &FileWeights) -> f32 {
     let mut s = 0.0;
-    for (rank, weight) in row.ranks.iter().zip(w.lists) {
+    for (i, (rank, weight)) in row.ranks.iter().zip(w.lists).enumerate() {
         if let Some(r) = rank
             && weight > 0.0
         {
-            s += weight / (w.k + *r as f32);
+            s += if i == MENTION {
+                crate::params::mention_score(weight, w.k, w.k_mention, *r as f32, row.framed)
+            } else {
+                weight / (w.k + *r as f32)
+            };
         }
     }
     if row.prose {
@@ -173,6 +186,38 @@ mod tests {
             ranks,
             ..FileRow::new(path)
         }
+    }
+
+    #[test]
+    fn traceback_frames_lose_weight_with_depth_other_mentions_do_not() {
+        assert_eq!(SIGNALS[MENTION], "mention");
+        let p = RankParams::default();
+        let w = FileWeights::new(&p, false);
+        let mention = |rank: u32, framed: bool| {
+            let mut r = row("a.py", [None, None, None, None, None, Some(rank)]);
+            r.framed = framed;
+            file_score(&r, &w)
+        };
+        // the innermost frame weighs what the head of any list does
+        let head = p.w_mention / (p.k + 1.0);
+        assert!((mention(1, true) - head).abs() < 1e-6);
+        assert!((mention(1, false) - head).abs() < 1e-6);
+        // deeper frames fall off with k_mention, a named path with k
+        let third = head * (p.k_mention + 1.0) / (p.k_mention + 3.0);
+        assert!((mention(3, true) - third).abs() < 1e-6);
+        assert!((mention(3, false) - p.w_mention / (p.k + 3.0)).abs() < 1e-6);
+        assert!(mention(3, true) < mention(3, false));
+        // at k_mention = k frames decay like every other list
+        let flat = RankParams {
+            k_mention: p.k,
+            ..RankParams::default()
+        };
+        let wf = FileWeights::new(&flat, false);
+        let mut r = row("a.py", [None, None, None, None, None, Some(4)]);
+        r.framed = true;
+        assert!((file_score(&r, &wf) - p.w_mention / (p.k + 4.0)).abs() < 1e-6);
+        // the chunk stage scores a mention the same way
+        assert!((p.mention_rrf(3, true) - third).abs() < 1e-6);
     }
 
     #[test]

@@ -153,7 +153,8 @@ pub fn parse(query: &str) -> IssueQuery {
     let mut code: Vec<&str> = Vec::new();
     let mut in_fence = false;
     let mut in_traceback = false;
-    // Python frames are written outermost first: collected, then reversed
+    // Python frames (pytest's too) are written outermost first: collected,
+    // then reversed
     let mut python_frames: Vec<Frame> = Vec::new();
     let mut other_frames: Vec<Frame> = Vec::new();
     for line in query.lines() {
@@ -165,7 +166,9 @@ pub fn parse(query: &str) -> IssueQuery {
             in_fence = !in_fence;
             continue;
         }
-        if t.starts_with("Traceback (most recent call last)") {
+        if t.find("Traceback (most recent call last)")
+            .is_some_and(|at| is_relay_prefix(&t[..at]))
+        {
             in_traceback = true;
             code.push(line);
             continue;
@@ -175,8 +178,12 @@ pub fn parse(query: &str) -> IssueQuery {
             code.push(line);
             continue;
         }
-        if let Some(f) = stack_frame(t) {
-            other_frames.push(f);
+        if let Some((f, outermost_first)) = stack_frame(t) {
+            if outermost_first {
+                python_frames.push(f);
+            } else {
+                other_frames.push(f);
+            }
             code.push(line);
             continue;
         }
@@ -215,9 +222,15 @@ pub fn parse(query: &str) -> IssueQuery {
     out
 }
 
-/// `File "path", line 12, in name` (Python tracebacks).
+/// `File "path", line 12, in name` (Python tracebacks), also behind the
+/// prefix of a tool that relays one (`INTERNALERROR>`, pytest's `E`, the
+/// `|` of an exception group).
 fn python_frame(t: &str) -> Option<Frame> {
-    let rest = t.strip_prefix("File \"")?;
+    let at = t.find("File \"")?;
+    if !is_relay_prefix(&t[..at]) {
+        return None;
+    }
+    let rest = &t[at + "File \"".len()..];
     let (path, rest) = rest.split_once('"')?;
     let rest = rest.trim_start_matches(',').trim();
     let line = rest
@@ -235,23 +248,36 @@ fn python_frame(t: &str) -> Option<Frame> {
     })
 }
 
-/// Frames of the other common formats, innermost first as they are written:
-/// `at name (path:12:5)` (JavaScript, Java's `at a.b.C.m(C.java:12)`),
-/// `at path:12:5` (Rust backtraces), `path.py:12: in name` (pytest).
-fn stack_frame(t: &str) -> Option<Frame> {
+/// What may stand before a traceback line: nothing, punctuation (`|`,
+/// `>`), or one word ending in `>` or `:` (`INTERNALERROR>`, `E`).
+fn is_relay_prefix(pre: &str) -> bool {
+    let words: Vec<&str> = pre.split_whitespace().collect();
+    words.iter().all(|w| !w.chars().any(char::is_alphanumeric))
+        || matches!(words.as_slice(), [w, ..] if w.ends_with('>') || w.ends_with(':') || *w == "E")
+            && words[1..]
+                .iter()
+                .all(|w| !w.chars().any(char::is_alphanumeric))
+}
+
+/// Frames of the other common formats, and whether they are written
+/// outermost first: `at name (path:12:5)` (JavaScript, Java's
+/// `at a.b.C.m(C.java:12)`) and `at path:12:5` (Rust backtraces) come
+/// innermost first; pytest's `path.py:12: in name` (or `…: ValueError`)
+/// outermost first, like Python's own.
+fn stack_frame(t: &str) -> Option<(Frame, bool)> {
     if let Some(rest) = t.strip_prefix("at ") {
         let (function, loc) = match rest.rsplit_once('(') {
             Some((f, loc)) => (Some(f.trim().to_string()), loc.trim_end_matches(')')),
             None => (None, rest),
         };
         let (path, line) = split_location(loc)?;
-        return Some(Frame {
+        let frame = Frame {
             path,
             line,
             function: function.filter(|f| !f.is_empty()),
-        });
+        };
+        return Some((frame, false));
     }
-    // pytest: `src/_pytest/python.py:1234: in name` or `…: ValueError`
     let (loc, rest) = t.split_once(": ")?;
     let (path, line) = split_location(loc)?;
     line?;
@@ -259,11 +285,12 @@ fn stack_frame(t: &str) -> Option<Frame> {
         .strip_prefix("in ")
         .map(|f| f.trim().to_string())
         .filter(|f| !f.is_empty());
-    Some(Frame {
+    let frame = Frame {
         path,
         line,
         function,
-    })
+    };
+    Some((frame, true))
 }
 
 /// `path:12:5`, `path:12` or `path` with a source file's extension.
@@ -432,9 +459,17 @@ impl FileFinder {
 
 /// The indexed files an issue points at, most telling first: traceback
 /// frames innermost first, then paths named, then modules; each once.
-pub fn resolve(issue: &IssueQuery, finder: &FileFinder) -> Vec<String> {
+/// The first `framed` of them come from traceback frames.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mentions {
+    pub files: Vec<String>,
+    pub framed: usize,
+}
+
+/// [`Mentions`] of an issue among the files `finder` knows.
+pub fn resolve(issue: &IssueQuery, finder: &FileFinder) -> Mentions {
     let mut out: Vec<String> = Vec::new();
-    let mut add = |found: Vec<String>| {
+    let add = |found: Vec<String>, out: &mut Vec<String>| {
         for f in found {
             if !out.contains(&f) {
                 out.push(f);
@@ -442,15 +477,16 @@ pub fn resolve(issue: &IssueQuery, finder: &FileFinder) -> Vec<String> {
         }
     };
     for f in &issue.frames {
-        add(finder.find(&f.path, 1));
+        add(finder.find(&f.path, 1), &mut out);
     }
+    let framed = out.len();
     for p in &issue.paths {
-        add(finder.find(p, 3));
+        add(finder.find(p, 3), &mut out);
     }
     for m in &issue.modules {
-        add(finder.find_module(m));
+        add(finder.find_module(m), &mut out);
     }
-    out
+    Mentions { files: out, framed }
 }
 
 #[cfg(test)]
@@ -559,6 +595,32 @@ mod tests {
     }
 
     #[test]
+    fn tracebacks_relayed_behind_a_prefix_are_frames_too() {
+        let q = parse(
+            "INTERNALERROR when exception in __repr__\n\
+             INTERNALERROR> Traceback (most recent call last):\n\
+             INTERNALERROR>   File \"/usr/lib/site-packages/_pytest/main.py\", line 191, in wrap_session\n\
+             INTERNALERROR>     session.exitstatus = doit(config, session) or 0\n\
+             INTERNALERROR>   File \"/usr/lib/site-packages/_pytest/_io/saferepr.py\", line 23, in repr\n\
+             INTERNALERROR> RuntimeError: No active exception to reraise\n\
+             \x20 | Traceback (most recent call last):\n\
+             \x20 |   File \"pkg/group.py\", line 3, in run\n\
+             See the File \"notes.py\" for more\n",
+        );
+        let paths: Vec<&str> = q.frames.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "pkg/group.py",
+                "/usr/lib/site-packages/_pytest/_io/saferepr.py",
+                "/usr/lib/site-packages/_pytest/main.py"
+            ]
+        );
+        assert_eq!(q.frames[1].function.as_deref(), Some("repr"));
+        assert!(!q.prose.contains("wrap_session"));
+    }
+
+    #[test]
     fn frames_map_to_indexed_files_whatever_their_prefix() {
         let finder = FileFinder::new([
             "django/core/validators.py",
@@ -567,10 +629,12 @@ mod tests {
             "tests/forms_tests/fields.py",
         ]);
         let q = parse(DJANGO);
+        let m = resolve(&q, &finder);
         assert_eq!(
-            resolve(&q, &finder),
+            m.files,
             ["django/core/validators.py", "django/forms/fields.py"]
         );
+        assert_eq!(m.framed, 2);
         assert_eq!(
             finder.find("/usr/lib/python3.9/site-packages/django/forms/fields.py", 1),
             ["django/forms/fields.py"]
@@ -626,7 +690,7 @@ mod tests {
     #[test]
     fn other_stack_formats_and_paths() {
         let q = parse(
-            "crash\nthread 'main' panicked at src/lib.rs:10:5\n   at parse (/home/u/app/lib/router/index.js:12:7)\n   at Object.<anonymous> (/home/u/app/index.js:3:1)\nsrc/_pytest/python.py:1234: in pytest_pyfunc_call\nsee `crates/core/flags.rs` and setup.cfg",
+            "crash\nthread 'main' panicked at src/lib.rs:10:5\n   at parse (/home/u/app/lib/router/index.js:12:7)\n   at Object.<anonymous> (/home/u/app/index.js:3:1)\nsee `crates/core/flags.rs` and setup.cfg",
         );
         let frames: Vec<(&str, Option<u32>)> =
             q.frames.iter().map(|f| (f.path.as_str(), f.line)).collect();
@@ -635,11 +699,34 @@ mod tests {
             [
                 ("/home/u/app/lib/router/index.js", Some(12)),
                 ("/home/u/app/index.js", Some(3)),
-                ("src/_pytest/python.py", Some(1234)),
             ]
         );
         assert_eq!(q.frames[0].function.as_deref(), Some("parse"));
-        assert_eq!(q.frames[2].function.as_deref(), Some("pytest_pyfunc_call"));
+        // pytest writes its frames outermost first, the error last
+        let pq = parse(
+            "use `pytest -k xxx`, report an error\n\
+             /usr/lib/site-packages/_pytest/runner.py:341: in from_call\n\
+             /usr/lib/site-packages/_pytest/python.py:531: in collect\n\
+             /usr/lib/site-packages/_pytest/assertion/rewrite.py:760: in is_rewrite_disabled\n\
+             E   TypeError: argument of type 'int' is not iterable",
+        );
+        let frames: Vec<&str> = pq.frames.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            frames,
+            [
+                "/usr/lib/site-packages/_pytest/assertion/rewrite.py",
+                "/usr/lib/site-packages/_pytest/python.py",
+                "/usr/lib/site-packages/_pytest/runner.py"
+            ]
+        );
+        assert_eq!(
+            pq.frames[0].function.as_deref(),
+            Some("is_rewrite_disabled")
+        );
+        assert_eq!(
+            pq.errors,
+            ["TypeError: argument of type 'int' is not iterable"]
+        );
         assert!(q.paths.contains(&"src/lib.rs".to_string()));
         assert!(q.paths.contains(&"crates/core/flags.rs".to_string()));
         // not code, not a path

@@ -46,6 +46,12 @@ pub struct RankParams {
     /// Files an issue-style question points at (traceback frames, paths,
     /// module names), as one more RRF list.
     pub w_mention: f32,
+    /// RRF constant of the traceback frames in the mention list: how fast
+    /// a frame loses weight the further it is from the error (frames come
+    /// innermost first). The first weighs `w_mention / (k + 1)` whatever
+    /// this is; equal to `k`, frames decay like every other list. Paths and
+    /// modules named keep `k`: the order they are written in says nothing.
+    pub k_mention: f32,
     /// A question of more words than this (or of several lines, or with a
     /// code block) is read as an issue (`issue.rs`).
     pub issue_words: usize,
@@ -54,6 +60,9 @@ pub struct RankParams {
     pub pin_issues: bool,
     /// Times an issue's title is repeated in its lexical query.
     pub issue_title: usize,
+    /// Times a bug report's error lines (`TypeError: …`, each once) are
+    /// repeated in its lexical query, as the title is.
+    pub issue_error: usize,
     /// Leave a bug report's environment dumps (package versions) out of its search.
     pub issue_env_out: bool,
     /// Exponent of the file prior (1 + ln(1 + commits that changed it)) (0: off).
@@ -97,10 +106,12 @@ impl Default for RankParams {
             prose_prior: 0.8,
             test_prior: 0.7,
             w_mention: 1.0,
+            k_mention: 5.0,
             issue_words: 40,
             pin_issues: false,
             issue_title: 1,
             issue_env_out: true,
+            issue_error: 0,
             w_churn: 0.0,
             w_fixes: 0.0,
             w_recent: 0.0,
@@ -115,6 +126,12 @@ impl RankParams {
     /// The reciprocal-rank-fusion score of `rank` (from 1) in a list of weight `w`.
     pub fn rrf(&self, w: f32, rank: usize) -> f32 {
         w / (self.k + rank as f32)
+    }
+
+    /// The score of rank `rank` (from 1) in the mention list, a traceback
+    /// frame's (`framed`) or not ([`RankParams::k_mention`]).
+    pub fn mention_rrf(&self, rank: usize, framed: bool) -> f32 {
+        mention_score(self.w_mention, self.k, self.k_mention, rank as f32, framed)
     }
 
     /// Set one constant by name (`--param KEY=VALUE`, for experiments).
@@ -140,10 +157,12 @@ impl RankParams {
             "prose_prior" => self.prose_prior = v,
             "test_prior" => self.test_prior = v,
             "w_mention" => self.w_mention = v,
+            "k_mention" => self.k_mention = v,
             "issue_words" => self.issue_words = v as usize,
             "pin_issues" => self.pin_issues = v != 0.0,
             "issue_title" => self.issue_title = v as usize,
             "issue_env_out" => self.issue_env_out = v != 0.0,
+            "issue_error" => self.issue_error = v as usize,
             "learned" => self.learned = v != 0.0,
             "w_churn" => self.w_churn = v,
             "w_fixes" => self.w_fixes = v,
@@ -153,6 +172,7 @@ impl RankParams {
             "f_symbol" => self.fields.symbol = v,
             "f_path" => self.fields.path = v,
             "f_doc" => self.fields.doc = v,
+            "qtf" => self.fields.qtf = v,
             _ => {
                 return Err(EngineError::bad_input(format!(
                     "unknown ranking parameter `{key}`"
@@ -193,5 +213,14 @@ impl RankParams {
             .parse()
             .map_err(|_| EngineError::bad_input(format!("--param {k}: `{v}` is not a number")))?;
         self.set(k.trim(), v)
+    }
+}
+
+/// [`RankParams::mention_rrf`] from its constants (shared with file fusion).
+pub fn mention_score(w: f32, k: f32, k_mention: f32, rank: f32, framed: bool) -> f32 {
+    if framed {
+        w / (k + 1.0) * (k_mention + 1.0) / (k_mention + rank)
+    } else {
+        w / (k + rank)
     }
 }

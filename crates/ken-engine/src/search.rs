@@ -212,12 +212,19 @@ pub(crate) fn rank_candidates(
     };
     let issue = is_issue.then(|| issue::parse(&text));
     let lex_text = match &issue {
-        Some(q) if p.issue_title > 0 => {
-            format!(
-                "{}\n{}",
-                vec![q.title.as_str(); p.issue_title].join("\n"),
-                text
-            )
+        Some(q) => {
+            let mut errors: Vec<&str> = Vec::new();
+            for e in &q.errors {
+                if !errors.contains(&e.as_str()) {
+                    errors.push(e);
+                }
+            }
+            let mut head = vec![q.title.as_str(); p.issue_title];
+            for _ in 0..p.issue_error {
+                head.extend(&errors);
+            }
+            head.push(&text);
+            head.join("\n")
         }
         _ => text.into_owned(),
     };
@@ -289,9 +296,10 @@ pub(crate) fn rank_candidates(
         .collect();
     let mentioned = match &issue {
         Some(q) if p.w_mention > 0.0 => mentioned_files(store, q, allowed_set.as_ref())?,
-        _ => Vec::new(),
+        _ => issue::Mentions::default(),
     };
     let mention_rank: HashMap<&str, usize> = mentioned
+        .files
         .iter()
         .enumerate()
         .map(|(i, path)| (path.as_str(), i + 1))
@@ -300,6 +308,7 @@ pub(crate) fn rank_candidates(
         .into_iter()
         .chain(
             mentioned
+                .files
                 .iter()
                 .take(20)
                 .filter(|path| !covered_files.contains(*path))
@@ -359,9 +368,12 @@ pub(crate) fn rank_candidates(
             c.fused += p.rrf(p.w_file, *rank);
             c.signals.set("file", *rank as u32, *score);
         }
-        if let Some(rank) = mention_rank.get(chunk.path.as_str()) {
-            c.fused += p.rrf(p.w_mention, *rank);
-            c.signals.set("mention", *rank as u32, 1.0);
+        if let Some(&rank) = mention_rank.get(chunk.path.as_str()) {
+            // the signal's score: 1 for a traceback frame, else 0
+            let framed = rank <= mentioned.framed;
+            c.fused += p.mention_rrf(rank, framed);
+            c.signals
+                .set("mention", rank as u32, if framed { 1.0 } else { 0.0 });
         }
         if let Some((rank, score)) = ppr_rank.get(&chunk.path) {
             c.fused += p.rrf(p.w_ppr, *rank);
@@ -826,6 +838,9 @@ fn rows_of(
         if let Some(s) = c.signals.get("pagerank") {
             row.pagerank = Some(s.score);
         }
+        if c.signals.get("mention").is_some_and(|s| s.score > 0.0) {
+            row.framed = true;
+        }
     }
     let with_dense = scored.iter().any(|(_, c)| c.signals.get("dense").is_some());
     for row in rows.iter_mut() {
@@ -952,9 +967,9 @@ fn mentioned_files(
     store: &dyn Store,
     q: &issue::IssueQuery,
     allowed: Option<&HashSet<&str>>,
-) -> Result<Vec<String>> {
+) -> Result<issue::Mentions> {
     if q.frames.is_empty() && q.paths.is_empty() && q.modules.is_empty() {
-        return Ok(Vec::new());
+        return Ok(issue::Mentions::default());
     }
     let files = store.files()?;
     let finder = issue::FileFinder::new(

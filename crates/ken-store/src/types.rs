@@ -170,6 +170,22 @@ pub struct FieldWeights {
     pub symbol: f32,
     pub path: f32,
     pub doc: f32,
+    /// How a term written several times in the query counts (BM25's `k3`):
+    /// `(k3 + 1) n / (k3 + n)` for `n` times, so once is always 1 and many
+    /// times at most `k3 + 1`. 0: every term once, however often written.
+    pub qtf: f32,
+}
+
+impl FieldWeights {
+    /// The weight of a query term written `n` times.
+    pub fn term_weight(&self, n: u32) -> f32 {
+        if self.qtf <= 0.0 || n <= 1 {
+            1.0
+        } else {
+            let n = n as f32;
+            (self.qtf + 1.0) * n / (self.qtf + n)
+        }
+    }
 }
 
 impl Default for FieldWeights {
@@ -179,6 +195,7 @@ impl Default for FieldWeights {
             symbol: 1.0,
             path: 3.0,
             doc: 1.0,
+            qtf: 1.0,
         }
     }
 }

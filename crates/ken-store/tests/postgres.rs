@@ -34,6 +34,7 @@ conformance!(
     readers_see_whole_batches,
     lexical_ranking_follows_deletes,
     text_with_nul_bytes,
+    query_terms_written_twice_weigh_more,
 );
 
 #[test]

@@ -205,13 +205,13 @@ impl LexicalIndex {
 
     fn build_query(&self, q: &LexicalQuery, w: FieldWeights) -> Option<Box<dyn Query>> {
         let f = self.fields;
-        let mut terms = query_terms(&q.text);
+        let terms = query_terms(&q.text);
         if terms.is_empty() {
             return None;
         }
-        terms.dedup();
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in &terms {
+        for (t, n) in &terms {
+            let tw = w.term_weight(*n);
             for (field, weight) in [
                 (f.body, w.body),
                 (f.symbol, w.symbol),
@@ -227,7 +227,7 @@ impl LexicalIndex {
                 );
                 should.push((
                     Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(tq), weight)),
+                    Box::new(BoostQuery::new(Box::new(tq), weight * tw)),
                 ));
             }
         }
@@ -248,8 +248,9 @@ impl LexicalIndex {
     }
 }
 
-/// The analyzed terms of a query, stop words removed (unless nothing else is left).
-pub(crate) fn query_terms(text: &str) -> Vec<String> {
+/// The analyzed terms of a query, stop words removed (unless nothing else
+/// is left), each once in the order first written, with how many times.
+pub(crate) fn query_terms(text: &str) -> Vec<(String, u32)> {
     let kept: Vec<&str> = ken_core::ident::words(text)
         .map(|(_, w)| w)
         .filter(|w| !ken_core::ident::is_stop_word(&w.to_lowercase()))
@@ -259,9 +260,17 @@ pub(crate) fn query_terms(text: &str) -> Vec<String> {
     } else {
         kept.join(" ")
     };
-    let mut terms = tokenizer::query_terms(&source);
-    let mut seen = std::collections::HashSet::new();
-    terms.retain(|t| seen.insert(t.clone()));
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut terms: Vec<(String, u32)> = Vec::new();
+    for t in tokenizer::query_terms(&source) {
+        match at.get(&t) {
+            Some(&i) => terms[i].1 += 1,
+            None => {
+                at.insert(t.clone(), terms.len());
+                terms.push((t, 1));
+            }
+        }
+    }
     terms
 }
 

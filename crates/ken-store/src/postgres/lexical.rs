@@ -119,7 +119,13 @@ pub(crate) async fn search(
     files: bool,
     q: &LexicalQuery,
 ) -> Result<Vec<(i64, f32)>> {
-    let terms = query_terms(&q.text);
+    let (terms, term_weights): (Vec<String>, Vec<f32>) = query_terms(&q.text)
+        .into_iter()
+        .map(|(t, n)| {
+            let w = q.weights.term_weight(n);
+            (t, w)
+        })
+        .unzip();
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -144,13 +150,15 @@ pub(crate) async fn search(
          w AS (SELECT * FROM unnest($4::smallint[], $5::real[]) AS w(field, weight) WHERE weight > 0),
          n AS (SELECT field, n::float8 AS n, greatest(total::float8 / greatest(n, 1), 1e-9) AS avglen
                FROM lex_stats WHERE repo = $1 AND files = $2),
-         df AS (SELECT field, term, count(*)::float8 AS df FROM p GROUP BY field, term)
-         SELECT p.doc, sum(w.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
+         df AS (SELECT field, term, count(*)::float8 AS df FROM p GROUP BY field, term),
+         qt AS (SELECT * FROM unnest($3::text[], $10::real[]) AS qt(term, weight))
+         SELECT p.doc, sum(w.weight * qt.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
                    * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * p.len / n.avglen)))::float4 AS score
          FROM p
          JOIN w ON w.field = p.field
          JOIN df ON df.field = p.field AND df.term = p.term
          JOIN n ON n.field = p.field
+         JOIN qt ON qt.term = p.term
          WHERE true {filter}
          GROUP BY p.doc ORDER BY score DESC, p.doc LIMIT $6"
     );
@@ -164,6 +172,7 @@ pub(crate) async fn search(
         .bind(&languages)
         .bind(q.paths.clone().unwrap_or_default())
         .bind(q.paths.is_some())
+        .bind(&term_weights)
         .fetch_all(pool)
         .await?;
     Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())

@@ -1097,6 +1097,55 @@ pub fn lexical_ranking_follows_deletes(p: &dyn StoreProvider) {
     }
 }
 
+/// A term written more often in the query weighs more, saturating as
+/// `FieldWeights::qtf` says; with `qtf` 0 each counts once. Two files alike
+/// but for one word each: the query repeating one word puts its file first,
+/// by the factor the formula gives, in files and in chunks.
+pub fn query_terms_written_twice_weigh_more(p: &dyn StoreProvider) {
+    let mut w = p.open_for_writing("qtf").unwrap();
+    w.write_batch(Batch {
+        upserts: vec![
+            upsert("notes/a.txt", "the parser reads the config file\n"),
+            upsert("notes/b.txt", "the renderer reads the config file\n"),
+        ],
+        deletes: Vec::new(),
+    })
+    .unwrap();
+    w.finish().unwrap();
+    let files = |text: &str, qtf: f32| -> Vec<(String, f32)> {
+        let mut q = query(text);
+        q.weights.qtf = qtf;
+        w.search_files(&q)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.path, h.score))
+            .collect()
+    };
+    for (text, first) in [
+        ("renderer parser parser", "notes/a.txt"),
+        ("parser renderer renderer", "notes/b.txt"),
+    ] {
+        let got = files(text, 1.0);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0].0, first, "{text}: {got:?}");
+        // twice at k3 = 1: (1 + 1) * 2 / (1 + 2) = 4/3 the weight
+        let ratio = got[0].1 / got[1].1;
+        assert!((ratio - 4.0 / 3.0).abs() < 0.01, "{text}: {got:?}");
+        let flat = files(text, 0.0);
+        assert!(
+            (flat[0].1 / flat[1].1 - 1.0).abs() < 1e-3,
+            "{text}: {flat:?}"
+        );
+        let chunk = w.search_chunks(&{
+            let mut q = query(text);
+            q.weights.qtf = 1.0;
+            q
+        });
+        let top = w.chunks(&[chunk.unwrap()[0].chunk_id]).unwrap();
+        assert_eq!(top[0].path, first);
+    }
+}
+
 /// Text with NUL bytes (a C test fixture, a Go string literal) is stored:
 /// the same length, so byte offsets and lines hold; a store whose text
 /// type cannot hold NUL keeps it as U+001A.
