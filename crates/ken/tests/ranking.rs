@@ -60,6 +60,32 @@ fn an_issue_points_at_the_files_of_its_traceback() {
             .all(|h| h["pinned"] == false),
         "{v}"
     );
+    // relayed by a tool (`INTERNALERROR>`), or in pytest's own format
+    // (outermost first, the error last), the frames still read innermost first
+    let relayed: String = ISSUE
+        .lines()
+        .map(|l| {
+            if l.starts_with("Traceback") || l.trim_start().starts_with("File") {
+                format!("INTERNALERROR> {l}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let pytest = "Invoice total is wrong with a discount over 100\n\n\
+        When the discount is more than 100 percent the invoice total goes negative:\n\n\
+        /home/me/venv/lib/python3.11/site-packages/shop/invoice.py:11: in total\n\
+        /home/me/venv/lib/python3.11/site-packages/shop/pricing.py:5: in apply_discount\n\
+        E   ValueError: negative price\n";
+    for q in [relayed.as_str(), pytest] {
+        let v = ken.search(&[q, "--files"]);
+        assert_eq!(
+            paths(&v)[..2],
+            ["shop/pricing.py", "shop/invoice.py"],
+            "{v}"
+        );
+        assert_eq!(v["results"][0]["signals"]["mention"]["rank"], 1, "{v}");
+    }
     // the same words without the traceback: no file is pointed at
     let plain = ken.search(&["invoice total is wrong with a discount", "--files"]);
     assert!(
