@@ -60,9 +60,6 @@ pub struct RankParams {
     pub pin_issues: bool,
     /// Times an issue's title is repeated in its lexical query.
     pub issue_title: usize,
-    /// Times a bug report's error lines (`TypeError: …`, each once) are
-    /// repeated in its lexical query, as the title is.
-    pub issue_error: usize,
     /// Leave a bug report's environment dumps (package versions) out of its search.
     pub issue_env_out: bool,
     /// Exponent of the file prior (1 + ln(1 + commits that changed it)) (0: off).
@@ -111,7 +108,6 @@ impl Default for RankParams {
             pin_issues: false,
             issue_title: 1,
             issue_env_out: true,
-            issue_error: 0,
             w_churn: 0.0,
             w_fixes: 0.0,
             w_recent: 0.0,
@@ -162,7 +158,6 @@ impl RankParams {
             "pin_issues" => self.pin_issues = v != 0.0,
             "issue_title" => self.issue_title = v as usize,
             "issue_env_out" => self.issue_env_out = v != 0.0,
-            "issue_error" => self.issue_error = v as usize,
             "learned" => self.learned = v != 0.0,
             "w_churn" => self.w_churn = v,
             "w_fixes" => self.w_fixes = v,

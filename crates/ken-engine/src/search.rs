@@ -212,19 +212,12 @@ pub(crate) fn rank_candidates(
     };
     let issue = is_issue.then(|| issue::parse(&text));
     let lex_text = match &issue {
-        Some(q) => {
-            let mut errors: Vec<&str> = Vec::new();
-            for e in &q.errors {
-                if !errors.contains(&e.as_str()) {
-                    errors.push(e);
-                }
-            }
-            let mut head = vec![q.title.as_str(); p.issue_title];
-            for _ in 0..p.issue_error {
-                head.extend(&errors);
-            }
-            head.push(&text);
-            head.join("\n")
+        Some(q) if p.issue_title > 0 => {
+            format!(
+                "{}\n{}",
+                vec![q.title.as_str(); p.issue_title].join("\n"),
+                text
+            )
         }
         _ => text.into_owned(),
     };
