@@ -251,12 +251,12 @@ fn python_frame(t: &str) -> Option<Frame> {
 /// What may stand before a traceback line: nothing, punctuation (`|`,
 /// `>`), or one word ending in `>` or `:` (`INTERNALERROR>`, `E`).
 fn is_relay_prefix(pre: &str) -> bool {
-    let words: Vec<&str> = pre.split_whitespace().collect();
-    words.iter().all(|w| !w.chars().any(char::is_alphanumeric))
-        || matches!(words.as_slice(), [w, ..] if w.ends_with('>') || w.ends_with(':') || *w == "E")
-            && words[1..]
-                .iter()
-                .all(|w| !w.chars().any(char::is_alphanumeric))
+    let bare = |w: &str| !w.chars().any(char::is_alphanumeric);
+    let mut words = pre.split_whitespace();
+    words
+        .next()
+        .is_none_or(|w| bare(w) || w.ends_with('>') || w.ends_with(':') || w == "E")
+        && words.all(bare)
 }
 
 /// Frames of the other common formats, and whether they are written

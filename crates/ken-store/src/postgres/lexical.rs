@@ -121,10 +121,7 @@ pub(crate) async fn search(
 ) -> Result<Vec<(i64, f32)>> {
     let (terms, term_weights): (Vec<String>, Vec<f32>) = query_terms(&q.text)
         .into_iter()
-        .map(|(t, n)| {
-            let w = q.weights.term_weight(n);
-            (t, w)
-        })
+        .map(|(t, n)| (t, q.weights.term_weight(n)))
         .unzip();
     if terms.is_empty() {
         return Ok(Vec::new());
