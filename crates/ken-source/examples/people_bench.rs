@@ -8,6 +8,7 @@
 //! people_bench compare REPO [--only SUBSTR] [--limit N]
 //! people_bench show REPO PATH
 //! people_bench incremental REPO [--back N] [--threads N]
+//! people_bench vs-git REPO [--only SUBSTR] [--limit N]
 //! ```
 //!
 //! `blame` blames every source file of HEAD (by extension: the languages
@@ -20,6 +21,11 @@
 //! `incremental` blames every source file at HEAD~N (default 100), then
 //! the files that changed since at HEAD twice: from scratch, and with the
 //! blame at HEAD~N known; it prints both times and the lines that differ.
+//! `vs-git` blames each file alone (one thread, no budget) with
+//! `blame_file` and with `git blame --porcelain`, alternating which runs
+//! first, and prints both times per file, their sums, and how many lines
+//! the two give to different commits (git's diff heuristics differ a
+//! little from imara-diff's).
 
 use std::time::{Duration, Instant};
 
@@ -64,6 +70,7 @@ fn main() {
         }
         "compare" => compare(&repo, value("--only"), value("--limit")),
         "incremental" => incremental(&repo, &value),
+        "vs-git" => vs_git(&repo, repo_path, &value),
         other => eprintln!("unknown mode {other}"),
     }
 }
@@ -366,5 +373,83 @@ fn incremental<'a>(repo: &GitRepo, value: &dyn Fn(&str) -> Option<&'a str>) {
         exact.0,
         approx.1,
         approx.0
+    );
+}
+
+fn vs_git<'a>(repo: &GitRepo, repo_path: &str, value: &dyn Fn(&str) -> Option<&'a str>) {
+    let mut files = source_files(repo);
+    if let Some(only) = value("--only") {
+        files.retain(|f| f.contains(only));
+    }
+    if let Some(n) = value("--limit") {
+        files.truncate(n.parse().expect("--limit N"));
+    }
+    let head = repo.head().expect("HEAD").expect("a commit").sha;
+    let git = |path: &str| -> Vec<String> {
+        let out = std::process::Command::new("git")
+            .args(["-C", repo_path, "blame", "--porcelain", &head, "--", path])
+            .output()
+            .expect("run git blame");
+        assert!(out.status.success(), "git blame {path} failed");
+        // a header line per group: "<sha> <orig> <final> [<count>]"
+        let mut per_line = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let mut parts = line.split(' ');
+            if let (Some(sha), Some(_), Some(_)) = (parts.next(), parts.next(), parts.next())
+                && sha.len() == 40
+                && sha.bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                per_line.push(sha.to_string());
+            }
+        }
+        per_line
+    };
+    let (mut ours_sum, mut git_sum) = (Duration::ZERO, Duration::ZERO);
+    let (mut lines, mut differ) = (0usize, 0usize);
+    for (i, f) in files.iter().enumerate() {
+        let run_ours = || {
+            let t = Instant::now();
+            let r = repo.blame_file(&head, f).expect("blame");
+            (t.elapsed(), r)
+        };
+        let (ours_t, ours, git_t, theirs);
+        if i % 2 == 0 {
+            (ours_t, ours) = run_ours();
+            let t = Instant::now();
+            theirs = git(f);
+            git_t = t.elapsed();
+        } else {
+            let t = Instant::now();
+            theirs = git(f);
+            git_t = t.elapsed();
+            (ours_t, ours) = run_ours();
+        }
+        let ours: Vec<&str> = ours
+            .iter()
+            .flat_map(|r| std::iter::repeat_n(r.commit.as_str(), r.lines() as usize))
+            .collect();
+        let d = ours
+            .iter()
+            .zip(&theirs)
+            .filter(|(a, b)| **a != b.as_str())
+            .count()
+            + ours.len().abs_diff(theirs.len());
+        lines += theirs.len();
+        differ += d;
+        ours_sum += ours_t;
+        git_sum += git_t;
+        println!(
+            "{f}: ours {:.0} ms, git {:.0} ms, {} lines, {d} differ",
+            ours_t.as_secs_f64() * 1000.0,
+            git_t.as_secs_f64() * 1000.0,
+            theirs.len()
+        );
+    }
+    println!(
+        "{} files, {lines} lines: ours {:.2}s, git blame {:.2}s (ours/git {:.2}), {differ} lines differ",
+        files.len(),
+        ours_sum.as_secs_f64(),
+        git_sum.as_secs_f64(),
+        ours_sum.as_secs_f64() / git_sum.as_secs_f64().max(1e-9)
     );
 }
