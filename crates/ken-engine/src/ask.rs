@@ -498,16 +498,16 @@ fn retrieve(
             Some(e) => r.vectors(e.id())?,
             None => None,
         };
-        let rank = settings.rank.for_repo(&r.state);
-        let churn = r.churn(&rank)?;
-        let env = SearchEnv {
-            rank: &rank,
-            embedder,
-            vectors: vectors.as_deref(),
-            identities: Some(&r.ids),
-            churn: churn.as_deref(),
-        };
         for q in queries {
+            let rank = settings.rank.for_question(&r.state, q);
+            let churn = r.churn(&rank)?;
+            let env = SearchEnv {
+                rank: &rank,
+                embedder,
+                vectors: vectors.as_deref(),
+                identities: Some(&r.ids),
+                churn: churn.as_deref(),
+            };
             let filters = Filters {
                 path_globs: only_paths.to_vec(),
                 ..Filters::default()

@@ -332,8 +332,11 @@ pub fn eval(
                 Some(e) => semantic::load_vectors(store, e.id())?,
                 None => None,
             };
-            let rank = settings.rank.for_repo(&store.state()?);
-            let churn = if rank.uses_history() {
+            let state = store.state()?;
+            let rank = settings.rank.for_repo(&state);
+            // the constants themselves serve questions what was learned
+            // does not fit (RankParams::for_question)
+            let churn = if rank.uses_history() || settings.rank.uses_history() {
                 Some(crate::repo::load_churn(store)?)
             } else {
                 None
@@ -356,9 +359,10 @@ pub fn eval(
                 }
             }
             for q in &qs {
+                let rank = settings.rank.for_question(&state, &q.query);
                 outcomes.push(run_query(
                     opts.expand,
-                    env,
+                    SearchEnv { rank: &rank, ..env },
                     store,
                     &repo,
                     q,

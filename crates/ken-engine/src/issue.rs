@@ -40,6 +40,13 @@ pub struct IssueQuery {
     pub errors: Vec<String>,
 }
 
+/// An issue (see [`is_issue`]) with code in it: a code block, an indented
+/// or `>>>` line, a traceback. Bug reports are mostly like this; commit
+/// messages seldom are.
+pub fn has_code(query: &str, words: usize) -> bool {
+    is_issue(query, words) && !parse(query).code.trim().is_empty()
+}
+
 /// A question long enough to be read as an issue: several lines, or a code
 /// block, or more than `words` words. Shorter ones are left as they are.
 pub fn is_issue(query: &str, words: usize) -> bool {
@@ -494,6 +501,25 @@ mod tests {
     use super::*;
 
     const DJANGO: &str = "URLField throws ValueError instead of ValidationError on clean\nDescription\n\t\nforms.URLField( ).clean('////]@N.AN')\nresults in:\n\tValueError: Invalid IPv6 URL\n\tTraceback (most recent call last):\n\t File \"basic_fuzzer.py\", line 22, in TestOneInput\n\t File \"fuzzers.py\", line 350, in test_forms_URLField\n\t File \"django/forms/fields.py\", line 151, in clean\n\t File \"django/forms/fields.py\", line 136, in run_validators\n\t File \"django/core/validators.py\", line 130, in __call__\n\t File \"urllib/parse.py\", line 440, in urlsplit\n";
+
+    #[test]
+    fn reports_with_code_are_told_from_prose() {
+        // a traceback, a fenced block, an indented or `>>>` line: code
+        assert!(has_code(DJANGO, 40));
+        assert!(has_code("Wrong kind\n```\nd = Derivative(A, x)\n```\n", 40));
+        assert!(has_code(
+            "printing fails\n\nWith this:\n\n>>> pprint(x)\nboom\n",
+            40
+        ));
+        assert!(has_code("a title\n\nsome words\n    indented()\n", 40));
+        // a commit message: paragraphs of prose, a list
+        let message = "ignore: increase pool capacity\n\n\
+            When matching inside of `ignore` we need a scratch space.\n\
+            - one\n- two\n";
+        assert!(!has_code(message, 40));
+        // a short question is no issue at all, whatever it holds
+        assert!(!has_code("`parse_config()`", 40));
+    }
 
     #[test]
     fn environment_dumps_are_left_out_of_a_report() {

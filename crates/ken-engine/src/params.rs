@@ -7,6 +7,10 @@ use serde::Serialize;
 
 use crate::{EngineError, Result};
 
+/// Questions with code that the learner must have read before what it
+/// learned is used for questions with code ([`RankParams::for_question`]).
+pub const LEARNED_SHAPE_MIN: usize = 20;
+
 /// Ranking constants. Chosen on the dev evaluation sets (see BENCHMARKS.md).
 #[derive(Debug, Clone, Serialize)]
 pub struct RankParams {
@@ -191,6 +195,25 @@ impl RankParams {
         p
     }
 
+    /// [`RankParams::for_repo`] for one question. What was learned applies
+    /// to questions like the ones it was learned from, the repository's
+    /// commit messages: a question with code or a traceback in it (a bug
+    /// report) gets it only when at least [`LEARNED_SHAPE_MIN`] of those
+    /// messages had code too, and the constants otherwise (BENCHMARKS.md
+    /// §27: SWE-bench Lite's reports lose with the learned fusion, and
+    /// commits_dev does not move).
+    pub fn for_question(&self, state: &ken_store::IndexState, query: &str) -> RankParams {
+        let learned_from_code = state
+            .ranking
+            .as_ref()
+            .is_some_and(|t| t.code_questions >= LEARNED_SHAPE_MIN);
+        if learned_from_code || !crate::issue::has_code(query, self.issue_words) {
+            self.for_repo(state)
+        } else {
+            self.clone()
+        }
+    }
+
     /// Some file prior needs the file history ([`crate::churn::FileChurn`]).
     pub fn uses_history(&self) -> bool {
         self.w_churn != 0.0 || self.w_fixes != 0.0 || self.w_recent != 0.0
@@ -217,5 +240,44 @@ pub fn mention_score(w: f32, k: f32, k_mention: f32, rank: f32, framed: bool) ->
         w / (k + 1.0) * (k_mention + 1.0) / (k_mention + rank)
     } else {
         w / (k + rank)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(code_questions: usize) -> ken_store::IndexState {
+        ken_store::IndexState {
+            ranking: Some(ken_store::TunedRanking {
+                adopted: true,
+                params: [("w_file".to_string(), 9.0f32)].into_iter().collect(),
+                code_questions,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    const REPORT: &str = "Wrong kind\n\n```\nd = Derivative(A, x)\nd.kind\n```\n";
+    const MESSAGE: &str = "Speed up the pool\n\nThe pool was too small.\nNow it grows.\n";
+
+    #[test]
+    fn what_was_learned_from_commit_messages_is_not_used_for_reports_with_code() {
+        let p = RankParams::default();
+        // learned from messages without code: messages get it, reports do not
+        let few = state(LEARNED_SHAPE_MIN - 1);
+        assert_eq!(p.for_question(&few, MESSAGE).w_file, 9.0);
+        assert_eq!(p.for_question(&few, "pool size").w_file, 9.0);
+        assert_eq!(p.for_question(&few, REPORT).w_file, p.w_file);
+        // learned from enough messages with code: reports get it too
+        let many = state(LEARNED_SHAPE_MIN);
+        assert_eq!(p.for_question(&many, REPORT).w_file, 9.0);
+        // learning switched off: nobody gets it
+        let off = RankParams {
+            learned: false,
+            ..RankParams::default()
+        };
+        assert_eq!(off.for_question(&many, MESSAGE).w_file, p.w_file);
     }
 }

@@ -134,7 +134,7 @@ pub(crate) fn search_repos(
             Some(e) => repo.vectors(e.id())?,
             None => None,
         };
-        let rank = rank.for_repo(&repo.state);
+        let rank = rank.for_question(&repo.state, &req.query);
         let churn = repo.churn(&rank)?;
         let env = SearchEnv {
             rank: &rank,

@@ -258,6 +258,10 @@ pub fn tune(
         prior: PRIORS[j],
         params: if adopted { learned } else { BTreeMap::new() },
         took_ms: started.elapsed().as_millis() as u64,
+        code_questions: questions
+            .iter()
+            .filter(|q| crate::issue::has_code(&q.message, base.issue_words))
+            .count(),
         ..Default::default()
     }))
 }

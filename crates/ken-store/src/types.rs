@@ -65,6 +65,10 @@ pub struct TunedRanking {
     /// Constant name → value (the names of `--param`); empty when not adopted.
     pub params: BTreeMap<String, f32>,
     pub took_ms: u64,
+    /// Questions it learned from that carried code or a traceback: what
+    /// was learned is used for such a question only when they were many.
+    #[serde(default)]
+    pub code_questions: usize,
 }
 
 /// How many files were left out for one reason, and a few of them.

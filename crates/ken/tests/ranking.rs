@@ -131,6 +131,8 @@ fn the_ranking_is_learned_from_history_shown_and_can_be_switched_off() {
     let t = &report["ranking"];
     assert!(t["questions"].as_u64().unwrap() >= 20, "{report}");
     assert_eq!(t["mode"], "lexical");
+    // commit messages in prose: what is learned is not for reports with code
+    assert_eq!(t["code_questions"], 0, "{t}");
     for key in [
         "mrr_default",
         "mrr_learned",
@@ -153,6 +155,12 @@ fn the_ranking_is_learned_from_history_shown_and_can_be_switched_off() {
     assert_eq!(status["repos"][0]["ranking"], *t, "{status}");
     let text = stdout(&ken.run(&["status"]));
     assert!(text.contains("ranking: learned from"), "{text}");
+    if adopted {
+        assert!(
+            text.contains("not for questions with code or a traceback (0 of its questions"),
+            "{text}"
+        );
+    }
     // nothing new in history: not learned again
     let again = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
     assert!(again.get("ranking").is_none(), "{again}");

@@ -142,6 +142,7 @@ fn learned_ranking() -> ken_store::TunedRanking {
         heldout_learned: 0.757,
         adopted: true,
         prior: 25.0,
+        code_questions: 3,
         params: [
             ("w_churn".to_string(), 0.0558f32),
             ("w_file".to_string(), 1.3031),

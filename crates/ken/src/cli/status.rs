@@ -100,7 +100,13 @@ pub fn ranking_line(t: &ken_store::TunedRanking) -> String {
         t.mode,
         t.heldout_default,
         t.heldout_learned,
-        if t.adopted {
+        if t.adopted && t.code_questions < ken_engine::params::LEARNED_SHAPE_MIN {
+            format!(
+                "in use ({}), but not for questions with code or a traceback ({} of its questions had any)",
+                learned.join(", "),
+                t.code_questions
+            )
+        } else if t.adopted {
             format!("in use ({})", learned.join(", "))
         } else {
             "not in use (no better than the defaults)".to_string()
