@@ -203,14 +203,19 @@ impl RankParams {
     /// §27: SWE-bench Lite's reports lose with the learned fusion, and
     /// commits_dev does not move).
     pub fn for_question(&self, state: &ken_store::IndexState, query: &str) -> RankParams {
-        let learned_from_code = state
+        // the question is read only when something learned is in use
+        let in_use = state
             .ranking
             .as_ref()
-            .is_some_and(|t| t.code_questions >= LEARNED_SHAPE_MIN);
-        if learned_from_code || !crate::issue::has_code(query, self.issue_words) {
-            self.for_repo(state)
-        } else {
-            self.clone()
+            .filter(|t| self.learned && !t.params.is_empty());
+        match in_use {
+            Some(t)
+                if t.code_questions < LEARNED_SHAPE_MIN
+                    && crate::issue::has_code(query, self.issue_words) =>
+            {
+                self.clone()
+            }
+            _ => self.for_repo(state),
         }
     }
 
