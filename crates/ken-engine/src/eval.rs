@@ -15,6 +15,7 @@ use ken_store::{LexicalQuery, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{IndexRequest, NoProgress};
+use crate::issue_template::IssueTemplate;
 use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
 use crate::semantic;
 use crate::{EngineError, Result, Settings, index};
@@ -341,12 +342,14 @@ pub fn eval(
             } else {
                 None
             };
+            let template = IssueTemplate::load(store)?;
             let env = SearchEnv {
                 churn: churn.as_ref(),
                 rank: &rank,
                 embedder,
                 vectors: vectors.as_ref(),
                 identities: None,
+                template: Some(&template),
             };
             if opts.who {
                 let entry = who_ranks.entry(repo.clone()).or_default();

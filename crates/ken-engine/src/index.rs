@@ -475,6 +475,7 @@ fn tune_step(
         vectors: vectors.as_ref(),
         identities: None,
         churn: None,
+        template: None,
     };
     let learned = tune::tune(
         &*store,

@@ -17,6 +17,7 @@ pub mod graph;
 pub mod home;
 pub mod index;
 pub mod issue;
+pub mod issue_template;
 pub mod jobs;
 pub mod params;
 pub mod people;

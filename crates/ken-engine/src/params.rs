@@ -66,6 +66,9 @@ pub struct RankParams {
     pub issue_title: usize,
     /// Leave a bug report's environment dumps (package versions) out of its search.
     pub issue_env_out: bool,
+    /// Leave out the lines of a bug report that repeat the repository's
+    /// issue templates (`issue_template.rs`).
+    pub issue_template_out: bool,
     /// Exponent of the file prior (1 + ln(1 + commits that changed it)) (0: off).
     pub w_churn: f32,
     /// Exponent of the file prior (1 + ln(1 + fix commits that changed it)) (0: off).
@@ -112,6 +115,7 @@ impl Default for RankParams {
             pin_issues: false,
             issue_title: 1,
             issue_env_out: true,
+            issue_template_out: true,
             w_churn: 0.0,
             w_fixes: 0.0,
             w_recent: 0.0,
@@ -162,6 +166,7 @@ impl RankParams {
             "pin_issues" => self.pin_issues = v != 0.0,
             "issue_title" => self.issue_title = v as usize,
             "issue_env_out" => self.issue_env_out = v != 0.0,
+            "issue_template_out" => self.issue_template_out = v != 0.0,
             "learned" => self.learned = v != 0.0,
             "w_churn" => self.w_churn = v,
             "w_fixes" => self.w_fixes = v,

@@ -14,6 +14,7 @@ use ken_store::{DynStore, IndexState, StoreProvider};
 
 use crate::churn::FileChurn;
 use crate::graph::{LoadedGraph, load_graph};
+use crate::issue_template::IssueTemplate;
 use crate::search::RankParams;
 use crate::semantic::{self, Coverage, EmbedText, VectorView};
 use crate::{Result, people};
@@ -38,6 +39,7 @@ pub struct OpenRepo {
     coverage: OnceLock<Vec<Coverage>>,
     people: OnceLock<crate::status::PeopleProgress>,
     churn: OnceLock<Arc<FileChurn>>,
+    template: OnceLock<Arc<IssueTemplate>>,
 }
 
 impl OpenRepo {
@@ -62,6 +64,7 @@ impl OpenRepo {
             coverage: OnceLock::new(),
             people: OnceLock::new(),
             churn: OnceLock::new(),
+            template: OnceLock::new(),
         })
     }
 
@@ -141,6 +144,15 @@ impl OpenRepo {
         }
         let c = Arc::new(load_churn(&*self.store)?);
         Ok(Some(self.churn.get_or_init(|| c).clone()))
+    }
+
+    /// The repository's issue templates, read on first use.
+    pub fn template(&self) -> Result<Arc<IssueTemplate>> {
+        if let Some(t) = self.template.get() {
+            return Ok(t.clone());
+        }
+        let t = Arc::new(IssueTemplate::load(&*self.store)?);
+        Ok(self.template.get_or_init(|| t).clone())
     }
 
     /// The code graph, loaded on first use.

@@ -21,6 +21,7 @@ use ken_embed::Embedder;
 use crate::query::{QueryIdent, identifiers};
 use ken_source::Identities;
 
+use crate::issue_template::IssueTemplate;
 use crate::repo::OpenRepo;
 use crate::semantic::VectorView;
 use crate::{EngineError, Result, fusion, issue, people, semantic};
@@ -136,12 +137,14 @@ pub(crate) fn search_repos(
         };
         let rank = rank.for_question(&repo.state, &req.query);
         let churn = repo.churn(&rank)?;
+        let template = repo.template()?;
         let env = SearchEnv {
             rank: &rank,
             embedder,
             vectors: vectors.as_deref(),
             identities: Some(&repo.ids),
             churn: churn.as_deref(),
+            template: Some(&template),
         };
         let out = search_store(&*repo.store, name, repo.state.commit.as_deref(), req, env)?;
         notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
@@ -187,6 +190,9 @@ pub struct SearchEnv<'a> {
     pub identities: Option<&'a Identities>,
     /// File history for the churn and fix priors (None: those priors are off).
     pub churn: Option<&'a crate::churn::FileChurn>,
+    /// The repository's issue templates, whose lines a bug report repeats
+    /// (None: reports are read whole).
+    pub template: Option<&'a IssueTemplate>,
 }
 
 /// The candidate stages of a search (see [`search_store`]).
@@ -205,10 +211,14 @@ pub(crate) fn rank_candidates(
     // a bug report: its title weighs more, its identifiers are not pinned,
     // and the files it points at are a list of their own
     let is_issue = lexical && issue::is_issue(&req.query, p.issue_words);
+    let text = match env.template {
+        Some(t) if is_issue && p.issue_template_out => t.strip(&req.query),
+        _ => std::borrow::Cow::Borrowed(req.query.as_str()),
+    };
     let text = if is_issue && p.issue_env_out {
-        issue::strip_environment(&req.query)
+        std::borrow::Cow::Owned(issue::strip_environment(&text).into_owned())
     } else {
-        std::borrow::Cow::Borrowed(req.query.as_str())
+        text
     };
     let issue = is_issue.then(|| issue::parse(&text));
     let lex_text = match &issue {

@@ -174,12 +174,14 @@ pub(crate) fn who_repos(
             Some(e) => repo.vectors(e.id())?,
             None => None,
         };
+        let template = repo.template()?;
         let env = SearchEnv {
             rank,
             embedder,
             vectors: vectors.as_deref(),
             identities: None,
             churn: None,
+            template: Some(&template),
         };
         let r = who_store(&*repo.store, &repo.ids, query, repo.now(), limit, env)?;
         all = Some(match all {

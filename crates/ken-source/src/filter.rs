@@ -230,7 +230,35 @@ pub fn skip_by_path(path: &str) -> Option<SkipReason> {
     {
         return Some(SkipReason::Binary);
     }
+    if is_released_copy(&lower) {
+        return Some(SkipReason::Vendored);
+    }
     None
+}
+
+/// A script or style sheet named for a release of its own project
+/// (`jquery-3.5.1.js`, `underscore-1.13.1.js`, `bootstrap-4.3.1.css`):
+/// a library copied in whole, which a project ships but does not write.
+/// Such copies sit beside the project's own files (`static/`), not under a
+/// vendor folder, and being large and wordy, they match many questions.
+fn is_released_copy(lower_name: &str) -> bool {
+    let Some(stem) = lower_name
+        .strip_suffix(".js")
+        .or_else(|| lower_name.strip_suffix(".css"))
+    else {
+        return false;
+    };
+    let stem = stem.strip_suffix(".slim").unwrap_or(stem);
+    let Some((name, version)) = stem.rsplit_once('-') else {
+        return false;
+    };
+    let version = version.strip_prefix('v').unwrap_or(version);
+    let parts: Vec<&str> = version.split('.').collect();
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Decide from the content (after the path said "maybe").
@@ -298,6 +326,30 @@ mod tests {
         assert_eq!(skip_by_path("docs/logo.PNG"), Some(SkipReason::Binary));
         assert_eq!(skip_by_path("src/vendor.rs"), None);
         assert_eq!(skip_by_path("src/main.rs"), None);
+    }
+
+    #[test]
+    fn libraries_named_for_their_release_are_vendored() {
+        for path in [
+            "sphinx/themes/basic/static/jquery-3.5.1.js",
+            "static/underscore-1.3.1.js",
+            "web/jquery-ui-1.12.1.js",
+            "css/bootstrap-v4.3.1.css",
+            "js/jquery-3.6.0.slim.js",
+        ] {
+            assert_eq!(skip_by_path(path), Some(SkipReason::Vendored), "{path}");
+        }
+        // the project's own scripts, and versions that are not releases
+        for path in [
+            "static/searchtools.js",
+            "static/doctools.js",
+            "src/migrate-v2.js",
+            "lib/http-2.rs",
+            "docs/release-1.2.3.md",
+            "src/es-2015.ts",
+        ] {
+            assert_eq!(skip_by_path(path), None, "{path}");
+        }
     }
 
     #[test]

@@ -444,3 +444,66 @@ fn the_graph_neighbourhood_list_runs_when_switched_on() {
         );
     }
 }
+
+#[test]
+fn a_report_is_read_without_the_lines_of_the_repository_issue_template() {
+    let r = Repo::new();
+    shop(&r);
+    r.write(
+        ".github/ISSUE_TEMPLATE/bug_report.md",
+        "---\nname: Bug report\nabout: Report something that does not work\n---\n\n\
+**Describe the bug**\nA clear and concise description of what the bug is.\n\n\
+**Steps to reproduce**\n\n\
+**Expected behavior**\nA clear and concise description of what you expected to happen.\n\n\
+**Environment**\n",
+    );
+    // a file whose words are the template's: every report would match it
+    r.write(
+        "shop/bugs.py",
+        "\"\"\"Bug reports: describe the bug, the steps to reproduce it and the expected behavior.\"\"\"\n\n\n\
+def describe_bug(steps_to_reproduce, expected_behavior, environment):\n    \
+\"\"\"A clear and concise description of what the bug is and what you expected to happen.\"\"\"\n    \
+return {\"steps\": steps_to_reproduce, \"expected\": expected_behavior, \"environment\": environment}\n",
+    );
+    let sha = r.commit("initial");
+    let report = "Prices lose their cents\n\n\
+**Describe the bug**\nA clear and concise description of what the bug is.\n\
+The total drops the cents of a price.\n\n\
+**Steps to reproduce**\nround a price of 10.25\n\n\
+**Expected behavior**\nA clear and concise description of what you expected to happen.\n\n\
+**Environment**\n";
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let v = ken.search(&[report, "--files"]);
+    assert_eq!(paths(&v)[0], "shop/pricing.py", "{v}");
+    assert!(!paths(&v).contains(&"shop/bugs.py".to_string()), "{v}");
+
+    // read whole (`issue_template_out=0`), the template's words win
+    let set = ken.home.path().join("q.jsonl");
+    std::fs::write(
+        &set,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "q1", "repo": "shop", "base_sha": sha,
+                "query": report, "gold_files": ["shop/pricing.py"]})
+        ),
+    )
+    .unwrap();
+    let repo = format!("shop={}", r.path().display());
+    let mrr = |out: &str| {
+        let v = ken.json(&[
+            "eval",
+            set.to_str().unwrap(),
+            "--repo",
+            &repo,
+            "--mode",
+            "lexical",
+            "--param",
+            &format!("issue_template_out={out}"),
+            "--json",
+        ]);
+        v["overall"]["mrr@10"].as_f64().unwrap()
+    };
+    assert_eq!(mrr("1"), 1.0);
+    assert!(mrr("0") < 1.0);
+}
