@@ -406,6 +406,33 @@ fn a_local_cross_encoder_reranks_the_best_hits_and_reports_its_cost() {
     assert!(stderr(&o).contains("keep one reranker"), "{}", stderr(&o));
 }
 
+/// `ken eval` of one question about the shop, whose answer is
+/// `shop/pricing.py`, lexical, with one ranking constant set.
+fn eval_one(ken: &Ken, r: &Repo, sha: &str, query: &str, param: &str) -> serde_json::Value {
+    let set = ken.home.path().join("q.jsonl");
+    std::fs::write(
+        &set,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "q1", "repo": "shop", "base_sha": sha,
+                "query": query, "gold_files": ["shop/pricing.py"]})
+        ),
+    )
+    .unwrap();
+    let repo = format!("shop={}", r.path().display());
+    ken.json(&[
+        "eval",
+        set.to_str().unwrap(),
+        "--repo",
+        &repo,
+        "--mode",
+        "lexical",
+        "--param",
+        param,
+        "--json",
+    ])
+}
+
 #[test]
 fn the_graph_neighbourhood_list_runs_when_switched_on() {
     // off by default (BENCHMARKS §1); `--param w_ppr=…` turns it on for a run
@@ -413,29 +440,14 @@ fn the_graph_neighbourhood_list_runs_when_switched_on() {
     shop(&r);
     let sha = r.commit("initial");
     let ken = Ken::new();
-    let set = ken.home.path().join("q.jsonl");
-    std::fs::write(
-        &set,
-        format!(
-            "{}\n",
-            serde_json::json!({"id": "q1", "repo": "shop", "base_sha": sha,
-                "query": "invoice total with a discount", "gold_files": ["shop/pricing.py"]})
-        ),
-    )
-    .unwrap();
-    let repo = format!("shop={}", r.path().display());
     for ppr in ["0", "1"] {
-        let v = ken.json(&[
-            "eval",
-            set.to_str().unwrap(),
-            "--repo",
-            &repo,
-            "--mode",
-            "lexical",
-            "--param",
+        let v = eval_one(
+            &ken,
+            &r,
+            &sha,
+            "invoice total with a discount",
             &format!("w_ppr={ppr}"),
-            "--json",
-        ]);
+        );
         assert_eq!(v["overall"]["queries"], 1, "{v}");
         // pricing.py is where invoice.py's discount comes from: in the top 10 either way
         assert!(
@@ -479,29 +491,8 @@ The total drops the cents of a price.\n\n\
     assert!(!paths(&v).contains(&"shop/bugs.py".to_string()), "{v}");
 
     // read whole (`issue_template_out=0`), the template's words win
-    let set = ken.home.path().join("q.jsonl");
-    std::fs::write(
-        &set,
-        format!(
-            "{}\n",
-            serde_json::json!({"id": "q1", "repo": "shop", "base_sha": sha,
-                "query": report, "gold_files": ["shop/pricing.py"]})
-        ),
-    )
-    .unwrap();
-    let repo = format!("shop={}", r.path().display());
     let mrr = |out: &str| {
-        let v = ken.json(&[
-            "eval",
-            set.to_str().unwrap(),
-            "--repo",
-            &repo,
-            "--mode",
-            "lexical",
-            "--param",
-            &format!("issue_template_out={out}"),
-            "--json",
-        ]);
+        let v = eval_one(&ken, &r, &sha, report, &format!("issue_template_out={out}"));
         v["overall"]["mrr@10"].as_f64().unwrap()
     };
     assert_eq!(mrr("1"), 1.0);
