@@ -35,21 +35,29 @@ const KEYS: &[&str] = &[
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IssueTemplate {
     lines: HashSet<String>,
+    /// The files they were read from.
+    files: Vec<String>,
 }
 
 impl IssueTemplate {
     /// The templates among the store's indexed files.
     pub fn load(store: &dyn Store) -> Result<IssueTemplate> {
         let mut texts = Vec::new();
+        let mut files = Vec::new();
         for f in store.files()? {
             if f.skip.is_none()
                 && is_template_path(&f.path)
                 && let Some(text) = store.file_text(&f.path)?
             {
                 texts.push(text);
+                files.push(f.path);
             }
         }
-        Ok(IssueTemplate::from_texts(texts.iter().map(String::as_str)))
+        files.sort();
+        Ok(IssueTemplate {
+            files,
+            ..IssueTemplate::from_texts(texts.iter().map(String::as_str))
+        })
     }
 
     /// From the templates' texts.
@@ -59,7 +67,15 @@ impl IssueTemplate {
             .flat_map(str::lines)
             .filter_map(|l| line_key(strip_key(l)))
             .collect();
-        IssueTemplate { lines }
+        IssueTemplate {
+            lines,
+            files: Vec::new(),
+        }
+    }
+
+    /// The template files read (sorted), for `ken status`.
+    pub fn files(&self) -> &[String] {
+        &self.files
     }
 
     /// No template: nothing to strip.

@@ -22,6 +22,8 @@ pub struct RepoStatus {
     pub embeddings: Vec<Coverage>,
     /// History and blame progress.
     pub people: PeopleProgress,
+    /// The issue templates whose lines are left out of bug reports.
+    pub issue_templates: Vec<String>,
 }
 
 /// How far history and blame have come (they run after the lexical index,
@@ -57,5 +59,6 @@ fn status_of(repo: &OpenRepo, variant: EmbedText) -> Result<RepoStatus> {
         index_bytes: repo.store.size_bytes()?,
         embeddings: repo.coverage(variant)?,
         people: repo.people_progress()?,
+        issue_templates: repo.template()?.files().to_vec(),
     })
 }

@@ -717,6 +717,10 @@ pub struct Repo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub ranking: Option<serde_json::Value>,
+    /// The repository's issue templates: a bug report's lines that repeat
+    /// them are left out of its search. Absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issue_templates: Vec<String>,
 }
 
 /// How far history and blame have come.
@@ -769,6 +773,7 @@ impl From<&EngineRepoStatus> for Repo {
                 .ranking
                 .as_ref()
                 .and_then(|t| serde_json::to_value(t).ok()),
+            issue_templates: r.issue_templates.clone(),
         }
     }
 }

@@ -489,6 +489,18 @@ The total drops the cents of a price.\n\n\
     let v = ken.search(&[report, "--files"]);
     assert_eq!(paths(&v)[0], "shop/pricing.py", "{v}");
     assert!(!paths(&v).contains(&"shop/bugs.py".to_string()), "{v}");
+    // status names the templates it reads
+    let status = ken.json(&["status", "--json"]);
+    assert_eq!(
+        status["repos"][0]["issue_templates"],
+        serde_json::json!([".github/ISSUE_TEMPLATE/bug_report.md"]),
+        "{status}"
+    );
+    let text = stdout(&ken.run(&["status"]));
+    assert!(
+        text.contains("issue templates: .github/ISSUE_TEMPLATE/bug_report.md"),
+        "{text}"
+    );
 
     // read whole (`issue_template_out=0`), the template's words win
     let mrr = |out: &str| {

@@ -77,6 +77,12 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
         if let Some(t) = &r.state.ranking {
             outln!("  {}", ranking_line(t));
         }
+        if !r.issue_templates.is_empty() {
+            outln!(
+                "  issue templates: {} (a bug report's lines that repeat them are not searched)",
+                r.issue_templates.join(", ")
+            );
+        }
         if let Some(src) = &r.state.source {
             outln!("  source: {src}");
         }
