@@ -12,9 +12,16 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use ken_store::Store;
+use ken_store::{FileRecord, Store};
 
 use crate::error::Result;
+
+/// At most this many template files are read, the first by path: a
+/// repository is input, and a hostile one may hold thousands.
+const MAX_FILES: usize = 32;
+
+/// Larger files are not templates anyone fills in.
+const MAX_FILE_BYTES: u64 = 64 << 10;
 
 /// GitHub's text for a field of an issue form left empty.
 const EMPTY_FIELD: &str = "_No response_";
@@ -44,16 +51,12 @@ impl IssueTemplate {
     pub fn load(store: &dyn Store) -> Result<IssueTemplate> {
         let mut texts = Vec::new();
         let mut files = Vec::new();
-        for f in store.files()? {
-            if f.skip.is_none()
-                && is_template_path(&f.path)
-                && let Some(text) = store.file_text(&f.path)?
-            {
+        for path in pick(&store.files()?) {
+            if let Some(text) = store.file_text(path)? {
                 texts.push(text);
-                files.push(f.path);
+                files.push(path.to_string());
             }
         }
-        files.sort();
         Ok(IssueTemplate {
             files,
             ..IssueTemplate::from_texts(texts.iter().map(String::as_str))
@@ -117,6 +120,18 @@ impl IssueTemplate {
             Cow::Borrowed(query)
         }
     }
+}
+
+/// The indexed template files to read, by path, within the limits.
+fn pick(files: &[FileRecord]) -> Vec<&str> {
+    let mut paths: Vec<&str> = files
+        .iter()
+        .filter(|f| f.skip.is_none() && f.size <= MAX_FILE_BYTES && is_template_path(&f.path))
+        .map(|f| f.path.as_str())
+        .collect();
+    paths.sort_unstable();
+    paths.truncate(MAX_FILES);
+    paths
 }
 
 /// `.github/ISSUE_TEMPLATE/bug_report.md`, `.github/ISSUE_TEMPLATE.md`,
@@ -276,6 +291,32 @@ The output is wrong."
         // the title stays whatever it says
         let t = IssueTemplate::from_texts([MARKDOWN]);
         assert_eq!(t.strip("Bug report\nIt fails."), "Bug report\nIt fails.");
+    }
+
+    #[test]
+    fn only_a_bounded_number_of_small_indexed_templates_is_read() {
+        let file = |path: String, size: u64, skip: Option<&str>| FileRecord {
+            path,
+            id: String::new(),
+            language: ken_core::Language::from_path("x.md"),
+            size,
+            skip: skip.map(str::to_string),
+        };
+        let mut files: Vec<FileRecord> = (0..1000)
+            .rev()
+            .map(|i| file(format!(".github/ISSUE_TEMPLATE/t{i:04}.md"), 100, None))
+            .collect();
+        files.push(file(".github/ISSUE_TEMPLATE/0big.md".into(), 1 << 20, None));
+        files.push(file(
+            ".github/ISSUE_TEMPLATE/0bin.md".into(),
+            10,
+            Some("binary"),
+        ));
+        files.push(file("src/main.py".into(), 10, None));
+        let picked = pick(&files);
+        assert_eq!(picked.len(), MAX_FILES);
+        assert_eq!(picked[0], ".github/ISSUE_TEMPLATE/t0000.md");
+        assert_eq!(picked[MAX_FILES - 1], ".github/ISSUE_TEMPLATE/t0031.md");
     }
 
     #[test]
