@@ -216,7 +216,11 @@ pub(crate) fn rank_candidates(
         _ => std::borrow::Cow::Borrowed(req.query.as_str()),
     };
     let text = if is_issue && p.issue_env_out {
-        std::borrow::Cow::Owned(issue::strip_environment(&text).into_owned())
+        let stripped = match issue::strip_environment(&text) {
+            std::borrow::Cow::Owned(s) => Some(s),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        stripped.map_or(text, std::borrow::Cow::Owned)
     } else {
         text
     };
