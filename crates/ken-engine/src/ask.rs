@@ -199,14 +199,14 @@ pub(crate) fn ask_repos(
                         Some(e) => r.vectors(e.id())?,
                         None => None,
                     };
-                    let template = r.template()?;
+                    let template = r.template_for(&what, &settings.rank)?;
                     let env = SearchEnv {
                         rank: &settings.rank,
                         embedder,
                         vectors: vectors.as_deref(),
                         identities: None,
                         churn: None,
-                        template: Some(&template),
+                        template: template.as_deref(),
                     };
                     let w = who_store(&*r.store, &r.ids, &what, r.now(), 5, env)?;
                     out.results += w.people.len();
@@ -503,14 +503,14 @@ fn retrieve(
         for q in queries {
             let rank = settings.rank.for_question(&r.state, q);
             let churn = r.churn(&rank)?;
-            let template = r.template()?;
+            let template = r.template_for(q, &rank)?;
             let env = SearchEnv {
                 rank: &rank,
                 embedder,
                 vectors: vectors.as_deref(),
                 identities: Some(&r.ids),
                 churn: churn.as_deref(),
-                template: Some(&template),
+                template: template.as_deref(),
             };
             let filters = Filters {
                 path_globs: only_paths.to_vec(),

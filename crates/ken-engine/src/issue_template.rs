@@ -90,7 +90,7 @@ impl IssueTemplate {
     /// the empty fields of an issue form. The first line (the title) and
     /// everything inside a code fence stay.
     pub fn strip<'q>(&self, query: &'q str) -> Cow<'q, str> {
-        if self.lines.is_empty() && !query.contains(EMPTY_FIELD) {
+        if self.is_empty() && !query.contains(EMPTY_FIELD) {
             return Cow::Borrowed(query);
         }
         let mut in_fence = false;

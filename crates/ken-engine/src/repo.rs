@@ -155,6 +155,20 @@ impl OpenRepo {
         Ok(self.template.get_or_init(|| t).clone())
     }
 
+    /// The templates a search of `query` reads it without: none for a
+    /// question too short to be a bug report (`issue::is_issue`) or with
+    /// `issue_template_out` off, so other searches never read them.
+    pub fn template_for(
+        &self,
+        query: &str,
+        rank: &RankParams,
+    ) -> Result<Option<Arc<IssueTemplate>>> {
+        if !rank.issue_template_out || !crate::issue::is_issue(query, rank.issue_words) {
+            return Ok(None);
+        }
+        self.template().map(Some)
+    }
+
     /// The code graph, loaded on first use.
     pub fn graph(&self) -> Result<Arc<LoadedGraph>> {
         if let Some(g) = self.graph.get() {

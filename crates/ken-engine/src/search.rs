@@ -137,14 +137,14 @@ pub(crate) fn search_repos(
         };
         let rank = rank.for_question(&repo.state, &req.query);
         let churn = repo.churn(&rank)?;
-        let template = repo.template()?;
+        let template = repo.template_for(&req.query, &rank)?;
         let env = SearchEnv {
             rank: &rank,
             embedder,
             vectors: vectors.as_deref(),
             identities: Some(&repo.ids),
             churn: churn.as_deref(),
-            template: Some(&template),
+            template: template.as_deref(),
         };
         let out = search_store(&*repo.store, name, repo.state.commit.as_deref(), req, env)?;
         notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));

@@ -174,14 +174,14 @@ pub(crate) fn who_repos(
             Some(e) => repo.vectors(e.id())?,
             None => None,
         };
-        let template = repo.template()?;
+        let template = repo.template_for(query, rank)?;
         let env = SearchEnv {
             rank,
             embedder,
             vectors: vectors.as_deref(),
             identities: None,
             churn: None,
-            template: Some(&template),
+            template: template.as_deref(),
         };
         let r = who_store(&*repo.store, &repo.ids, query, repo.now(), limit, env)?;
         all = Some(match all {
