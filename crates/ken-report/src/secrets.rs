@@ -45,11 +45,23 @@ const TRIVIAL: &[&str] = &[
 ];
 
 /// Demo passwords and words no real secret contains (lower case, letters
-/// and digits only, leetspeak undone too).
+/// and digits only, leetspeak undone too; for a password in a URL, spelled
+/// out in plain letters only).
 #[rustfmt::skip]
 const FAMOUS: &[&str] = &[
     "password", "passwd", "secret", "correcthorse", "opensesame", "hunter2", "letmein", "swordfish",
 ];
+
+/// Words a password in a URL may be made of, with digits, and still be a
+/// stand-in (`mypassword`, `secret123`, `adminpass`): these and [`TRIVIAL`]'s.
+#[rustfmt::skip]
+const DEMO_WORDS: &[&str] = &[
+    "test", "testing", "dev", "demo", "local", "app", "super", "very", "strong", "word", "some",
+    "postgres", "mysql", "redis", "mongo", "rabbit", "rabbitmq", "sa", "changeit", "welcome",
+];
+
+/// Hosts that are no particular machine (`host:5432`).
+const PLACEHOLDER_HOSTS: &[&str] = &["host", "hostname", "server", "domain", "domain.com"];
 
 /// Last word parts of a key that name something about a secret, not the secret.
 #[rustfmt::skip]
@@ -124,7 +136,7 @@ const JWT: &str = r"(?-u:\b)(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za
 const CONNECTION: &str = concat!(
     r"(?i)(?-u:\b)(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|ftps?|sftp",
     r"|smtps?|mssql|sqlserver|oracle|ldaps?|https?|mqtts?|nats|clickhouse|couchdb)://",
-    r#"(?P<user>[^\s:/@'"`<>]*):(?P<pw>[^\s@/'"`<>]+)@[A-Za-z0-9\[_][^\s/'"`?#]*"#,
+    r#"(?P<user>[^\s:/@'"`<>]*):(?P<pw>[^\s@/'"`<>]+)@(?P<host>[A-Za-z0-9\[_][^\s/'"`?#]*)"#,
 );
 /// Any word a secret-looking key contains (a cheap prefilter).
 const SECRET_WORDS: &str = r"(?i)pass|pwd|secret|token|api_?key|access_?key|private_?key|auth";
@@ -451,9 +463,11 @@ impl Scanner {
         }
     }
 
+    /// `scheme://user:password@host`: a finding unless the host is this
+    /// machine or an example, or the password a placeholder.
     fn connection_strings(&self, text: &str, found: &mut Vec<Found>) {
         for c in self.connection.captures_iter(text) {
-            let (Some(whole), Some(user), Some(pw)) = (c.get(0), c.name("user"), c.name("pw"))
+            let (Some(user), Some(pw), Some(host)) = (c.name("user"), c.name("pw"), c.name("host"))
             else {
                 continue;
             };
@@ -471,8 +485,9 @@ impl Scanner {
                 && pw != user.as_str()
                 && !user.as_str().eq_ignore_ascii_case("anonymous")
                 && !variable
-                && !is_placeholder(pw, false)
-                && !is_placeholder(whole.as_str(), false)
+                && !placeholder_password(pw)
+                && !placeholder_in(user.as_str())
+                && !local_or_example_host(host.as_str())
             {
                 push(found, "connection-string-password", pw, "high");
             }
@@ -683,6 +698,79 @@ fn is_placeholder(value: &str, generic: bool) -> bool {
                 .iter()
                 .any(|f| squashed.contains(f) || unleeted.contains(f))
         }
+}
+
+/// A password in a URL that stands in for one: a placeholder marker
+/// (`changeme`, `xxxx`, `****`, `<…>`, `${…}`), one repeated character, a
+/// trivial word (`password`, `Passw0rd`, `root`), words of the demo lists
+/// and digits (`mypassword`, `secret123`), or `password`/`secret` spelled
+/// out in plain letters (`mysecretpassword`). A word with its letters swapped
+/// for digits among other words (`S3cr3tPassw0rd`) is a real password.
+fn placeholder_password(pw: &str) -> bool {
+    let lower = pw.to_ascii_lowercase();
+    if placeholder_in(pw) || distinct(pw) <= 1 || is_trivial(&lower) {
+        return true;
+    }
+    let squashed: String = unescape(&lower)
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    FAMOUS.iter().any(|f| squashed.contains(f)) || demo_words(&squashed)
+}
+
+/// Whether `value` holds a placeholder marker ([`PLACEHOLDERS`]).
+fn placeholder_in(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    PLACEHOLDERS.iter().any(|p| lower.contains(p))
+}
+
+/// Letters and digits where every run of letters is made of demo words
+/// ([`TRIVIAL`], [`FAMOUS`], [`DEMO_WORDS`]) of two letters or more.
+fn demo_words(squashed: &str) -> bool {
+    let word = |w: &str| {
+        w.len() >= 2 && (TRIVIAL.contains(&w) || FAMOUS.contains(&w) || DEMO_WORDS.contains(&w))
+    };
+    // whether `run` splits into words: `ok[i]` says its first `i` letters do
+    let words = |run: &str| {
+        let mut ok = vec![false; run.len() + 1];
+        ok[0] = true;
+        for end in 1..=run.len() {
+            ok[end] = (0..end).any(|start| ok[start] && word(&run[start..end]));
+        }
+        ok[run.len()]
+    };
+    !squashed.is_empty()
+        && squashed
+            .split(|c: char| c.is_ascii_digit())
+            .filter(|run| !run.is_empty())
+            .all(words)
+}
+
+/// A host of this machine (`localhost`, `127.0.0.1`, `[::1]`), of an
+/// example (`example.com`, `*.test`, `*.invalid`, `*.example`), or a
+/// placeholder (`host`, `your-db-host`): no real server's password.
+fn local_or_example_host(host: &str) -> bool {
+    let lower = host.to_ascii_lowercase();
+    let name = match lower.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => lower
+            .split([':', ',', ';', ')', '\\', '"', '\''])
+            .next()
+            .unwrap_or(""),
+    };
+    let name = name.trim_end_matches('.');
+    let under = |domain: &str| name == domain || name.ends_with(&format!(".{domain}"));
+    under("localhost")
+        || name.starts_with("127.")
+        || ["0.0.0.0", "::1", "0:0:0:0:0:0:0:1"].contains(&name)
+        || ["example.com", "example.org", "example.net"]
+            .iter()
+            .any(|d| under(d))
+        || [".example", ".test", ".invalid"]
+            .iter()
+            .any(|t| name.ends_with(t))
+        || PLACEHOLDER_HOSTS.contains(&name)
+        || placeholder_in(name)
 }
 
 /// Leetspeak undone: `p@ssw0rd` → `password`.
@@ -910,6 +998,8 @@ mod tests {
             ("hex32", mix(22, 32, "0123456789ABCDEF")),
             ("jwt", ["ey", "J", &part(23, 30), ".eyJ", &part(24, 40), ".", &part(25, 43)].concat()),
             ("db_pw", mix(26, 16, ALNUM)),
+            // A password made of words, leetspeak and capitals.
+            ("word_pw", ["S3cr3t", "Passw0rd"].concat()),
             ("generic", [&mix(27, 10, ALNUM), "#!", &mix(28, 8, ALNUM)].concat()),
             ("short", ["Pw9!", "xK2q"].concat()),
             ("rand20", mix(29, 20, ALNUM)),
@@ -1173,5 +1263,80 @@ mod tests {
             "x-oauth-basic"
         );
         assert!(scanner.scan_text("scripts/release.py", &url).is_empty());
+    }
+
+    #[test]
+    fn a_word_like_password_in_a_url_to_a_real_host_is_found() {
+        let scanner = Scanner::new();
+        let fakes = fakes();
+        let fake = |name: &str| fakes.iter().find(|f| f.0 == name).unwrap().1.clone();
+        let password = fake("word_pw");
+        // The settings file of the issue: every secret in it is reported,
+        // the connection string's word-like password too.
+        let settings = format!(
+            "AWS_ACCESS_KEY_ID = \"{}\"\nAWS_SECRET_ACCESS_KEY = \"{}\"\nGITHUB_TOKEN = \"{}\"\n\
+             DATABASE_URL = \"postgres://billing:{password}@db.internal:5432/billing\"\n\
+             PRIVATE_KEY = \"\"\"\n{}\n{}\n{}\n-----END RSA PRIVATE KEY-----\n\"\"\"\n",
+            fake("aws"),
+            fake("aws_secret"),
+            fake("ghp"),
+            fake("rsa"),
+            fake("body1"),
+            fake("body2"),
+        );
+        let hits = scanner.scan_text("billing/settings.py", &settings);
+        let rules: Vec<&str> = hits.iter().map(|h| h.rule.as_str()).collect();
+        assert_eq!(
+            rules,
+            [
+                "aws-access-key-id",
+                "aws-secret-access-key",
+                "github-token",
+                "connection-string-password",
+                "private-key"
+            ],
+            "{hits:?}"
+        );
+        let db = &hits[3];
+        assert_eq!((db.line, db.value.as_str()), (4, password.as_str()));
+        assert_eq!(db.redacted(), format!("…({} chars)", password.len()));
+        // Any scheme with `user:password@host`.
+        for url in [
+            format!("mysql://app:{password}@mysql.prod.internal/app"),
+            format!("amqp://worker:{password}@10.2.0.7:5672/"),
+            format!("https://deploy:{password}@git.corp.net/repo.git"),
+        ] {
+            let hits = scanner.scan_text("src/config.py", &format!("URL = \"{url}\"\n"));
+            assert_eq!(hits.len(), 1, "{url}: {hits:?}");
+            assert_eq!(hits[0].value, password);
+        }
+        // Local and example hosts, and placeholder passwords, stay out.
+        let quiet = [
+            format!("postgres://billing:{password}@localhost:5432/billing"),
+            format!("postgres://billing:{password}@127.0.0.1/billing"),
+            format!("postgres://billing:{password}@[::1]:5432/billing"),
+            format!("postgres://billing:{password}@db.example.com/billing"),
+            format!("postgres://billing:{password}@example.org/billing"),
+            format!("postgres://billing:{password}@api.localhost/billing"),
+            "postgres://billing:password@db.internal/billing".to_string(),
+            "postgres://billing:Passw0rd@db.internal/billing".to_string(),
+            "postgres://billing:changeme@db.internal/billing".to_string(),
+            "postgres://billing:mypassword@db.internal/billing".to_string(),
+            "postgres://billing:secret123@db.internal/billing".to_string(),
+            "postgres://billing:$DB_PASSWORD@db.internal/billing".to_string(),
+            "postgres://billing:${DB_PASSWORD}@db.internal/billing".to_string(),
+            "postgres://billing:xxx@db.internal/billing".to_string(),
+            "postgres://billing:XXXXXXXX@db.internal/billing".to_string(),
+            "postgres://billing:*****@db.internal/billing".to_string(),
+            "postgres://billing:%s@db.internal/billing".to_string(),
+            "postgres://billing:{}@db.internal/billing".to_string(),
+            "postgres://billing:{password}@db.internal/billing".to_string(),
+            "postgres://billing:<password>@db.internal/billing".to_string(),
+            "postgres://your_user:your_password@db.internal/billing".to_string(),
+        ];
+        for url in quiet {
+            let hits = scanner.scan_text("src/config.py", &format!("URL = \"{url}\"\n"));
+            assert!(hits.is_empty(), "{url}: {hits:?}");
+        }
     }
 }
