@@ -185,8 +185,35 @@ const NAMES: &[(&str, Language)] = &[
     ("txt", Language::Text),
 ];
 
+/// Paths that hold tests by the usual conventions.
+pub fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    lower.split('/').any(|d| {
+        matches!(
+            d,
+            "test" | "tests" | "testing" | "__tests__" | "spec" | "specs"
+        )
+    }) || file.starts_with("test_")
+        || file.ends_with("_test.go")
+        || file.ends_with("_test.py")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || file.ends_with("_spec.rb")
+        || file.ends_with("test.java")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn test_paths() {
+        assert!(is_test_path("tests/test_basic.py"));
+        assert!(is_test_path("src/foo_test.go"));
+        assert!(is_test_path("lib/__tests__/x.js"));
+        assert!(is_test_path("test/app.router.js"));
+        assert!(!is_test_path("src/flask/app.py"));
+        assert!(!is_test_path("crates/core/testutil.rs"));
+    }
 
     #[test]
     fn every_language_is_parsed_by_its_own_name() {

@@ -9,12 +9,13 @@ pub mod chunk;
 pub mod hit;
 pub mod ident;
 pub mod lang;
+pub mod repo_name;
 pub mod ticket;
 pub mod time;
 
 pub use chunk::{Chunk, ChunkKind, Definition, FileSyntax, RefKind, Reference};
 pub use hit::{AuthorShare, Filters, Hit, Signal, Signals};
-pub use lang::Language;
+pub use lang::{Language, is_test_path};
 pub use ticket::Ticket;
 
 /// A content hash: the first 16 bytes of BLAKE3, as 32 lowercase hex digits.

@@ -49,7 +49,7 @@ pub use install::{
 };
 pub use local::{
     Backend, CrossOptions, INT8_MIN_TOKENS, LocalCrossEncoder, LocalEmbedder, LocalOptions,
-    MODEL_FILES, Pooling, check_model_dir, read_pooling,
+    MODEL_FILES, Pooling, check_model_dir, forbid_avx512, read_pooling,
 };
 pub use rerank::{HttpReranker, RerankApi, RerankConfig, Reranker, rerank_in_place};
 pub use static_embed::{DistillReport, StaticEmbedder, distill};

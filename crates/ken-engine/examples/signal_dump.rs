@@ -11,9 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use ken_engine::Settings;
-use ken_engine::query::identifiers;
-use ken_engine::search::file_prior;
-use ken_engine::semantic::{EmbedderSpec, dense_search, open_embedder};
+use ken_engine::research::file_prior;
+use ken_engine::research::identifiers;
+use ken_engine::research::{EmbedderSpec, dense_search, open_embedder};
 use ken_store::{DynStore, LexicalQuery, SymbolTier};
 use serde_json::json;
 

@@ -90,7 +90,7 @@ pub(crate) fn ask_repos(
     settings: &Settings,
     repos: &[Arc<OpenRepo>],
     req: &AskRequest,
-    tickets: &[crate::report::TicketEvidence],
+    tickets: &[crate::tickets::TicketEvidence],
     llm: Option<&dyn ChatModel>,
     embedder: Option<&dyn Embedder>,
     observer: &mut dyn AskObserver,
@@ -101,7 +101,7 @@ pub(crate) fn ask_repos(
         .collect();
     let mut routing = Router::new()
         .with_people(known)
-        .route(&req.question, crate::who::now());
+        .route(&req.question, crate::time::now());
     if let Some(m) = llm
         && routing.needs_confirmation()
         && let Ok(c) = m.complete(&ken_llm::route_messages(&req.question))
@@ -125,7 +125,7 @@ pub(crate) fn ask_repos(
             &mut chunks,
             &mut notes,
             "ken-tickets.txt",
-            crate::report::ticket_lines(tickets),
+            crate::tickets::ticket_lines(tickets),
         );
         let files: Vec<String> = tickets
             .iter()

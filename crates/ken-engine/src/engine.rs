@@ -24,7 +24,7 @@ use crate::repo::OpenRepo;
 use crate::search::{SearchRequest, SearchResponse};
 use crate::status::RepoStatus;
 use crate::who::{LogHit, LogSearchRequest, WhoResponse};
-use crate::{EngineError, RerankerSpec, Result, Settings, home};
+use crate::{EngineError, RerankerSpec, Result, Settings};
 
 /// Which repositories a caller may see.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,12 +35,12 @@ pub enum Access {
 }
 
 impl Access {
+    /// May the caller see the repository named `name`? Names compare as
+    /// written: a store's key for a name (`a__b` for `a/b`) is not the name.
     pub fn allows(&self, name: &str) -> bool {
         match self {
             Access::All => true,
-            Access::Only(names) => names
-                .iter()
-                .any(|n| n == name || home::dir_name(n) == home::dir_name(name)),
+            Access::Only(names) => names.iter().any(|n| n == name),
         }
     }
 }
@@ -152,6 +152,9 @@ pub struct Engine {
 impl Engine {
     /// An engine over `settings.home`. Nothing is opened or loaded yet.
     pub fn new(settings: Settings) -> Engine {
+        if !settings.embed_avx512 {
+            ken_embed::forbid_avx512();
+        }
         Engine {
             stores: OnceLock::new(),
             settings,
@@ -274,10 +277,7 @@ impl Engine {
         }
         let mut out = Vec::new();
         for n in names {
-            match all
-                .iter()
-                .find(|r| r.name == *n || home::dir_name(&r.name) == home::dir_name(n))
-            {
+            match all.iter().find(|r| r.name == *n) {
                 Some(r) => out.push(r.clone()),
                 None => {
                     let known: Vec<&str> = all.iter().map(|r| r.name.as_str()).collect();
@@ -432,8 +432,8 @@ impl Engine {
         &self,
         repos: &[Arc<OpenRepo>],
         question: &str,
-    ) -> Result<Vec<crate::report::TicketEvidence>> {
-        if !crate::report::asks_about_tickets(question) {
+    ) -> Result<Vec<crate::tickets::TicketEvidence>> {
+        if !crate::tickets::asks_about_tickets(question) {
             return Ok(Vec::new());
         }
         let (stores, home) = (self.stores()?, self.home_store()?);
@@ -441,7 +441,7 @@ impl Engine {
         for r in repos {
             let tickets = home.tickets(&stores.key_of(&r.name))?;
             if !tickets.is_empty() {
-                out.extend(crate::report::ticket_evidence(r, tickets, question, 3)?);
+                out.extend(crate::tickets::ticket_evidence(r, tickets, question, 3)?);
             }
         }
         Ok(out)
@@ -590,7 +590,7 @@ impl Engine {
                 });
             }
         }
-        out.sort_by_key(|h| (h.matched != "exact", crate::search::is_test_path(&h.path)));
+        out.sort_by_key(|h| (h.matched != "exact", ken_core::is_test_path(&h.path)));
         out.truncate(limit.clamp(1, 200));
         Ok(out)
     }
@@ -605,7 +605,7 @@ impl Engine {
         let key = self.stores()?.key_of(&r.name);
         let tickets = self.home_store()?.tickets(&key)?;
         let mut report =
-            crate::report::report(&self.settings, &r, tickets, req, crate::who::now())?;
+            crate::report::report(&self.settings, &r, tickets, req, crate::time::now())?;
         if req.narrative {
             match self.chat()? {
                 Some(chat) => crate::report::narrate(&*chat, &mut report)?,
@@ -624,10 +624,10 @@ impl Engine {
         bytes: &[u8],
         format: ken_report::tickets::TicketFormat,
         access: &Access,
-    ) -> Result<crate::report::TicketImport> {
+    ) -> Result<crate::tickets::TicketImport> {
         let r = self.one_repo(repo, access)?;
         let key = self.stores()?.key_of(&r.name);
-        crate::report::import_tickets(&*self.home_store()?, &r, &key, bytes, format)
+        crate::tickets::import_tickets(&*self.home_store()?, &r, &key, bytes, format)
     }
 
     /// A repository's imported tickets with the commits linked to each.
@@ -635,11 +635,11 @@ impl Engine {
         &self,
         repo: Option<&str>,
         access: &Access,
-    ) -> Result<(String, Vec<crate::report::LinkedTicket>)> {
+    ) -> Result<(String, Vec<crate::tickets::LinkedTicket>)> {
         let r = self.one_repo(repo, access)?;
         let key = self.stores()?.key_of(&r.name);
         let tickets = self.home_store()?.tickets(&key)?;
-        Ok((r.name.clone(), crate::report::linked_tickets(&r, tickets)?))
+        Ok((r.name.clone(), crate::tickets::linked_tickets(&r, tickets)?))
     }
 
     /// What is indexed, at which commit, and how much is embedded.
@@ -835,7 +835,8 @@ impl Engine {
     /// Index (or bring up to date) a repository, in this thread.
     pub fn index(&self, req: &IndexRequest, progress: &dyn Progress) -> Result<IndexReport> {
         let embedder = if req.no_embed { None } else { self.embedder()? };
-        let report = crate::index::index(&self.settings, req, progress, embedder.as_deref());
+        let settings = req.limits.apply(&self.settings);
+        let report = crate::index::index(&settings, req, progress, embedder.as_deref());
         // what this engine wrote is seen by its next request, not 200 ms later
         match &report {
             Ok(r) => self.forget(&r.name),
@@ -874,7 +875,11 @@ impl Engine {
             | crate::eval::EvalMode::Baseline => None,
             _ => self.embedder()?,
         };
-        crate::eval::eval(&self.settings, opts, log, embedder.as_deref())
+        let mut settings = self.settings.clone();
+        for p in &opts.params {
+            settings.rank.set_pair(p)?;
+        }
+        crate::eval::eval(&settings, opts, log, embedder.as_deref())
     }
 }
 

@@ -33,7 +33,7 @@ impl ErrorKind {
         match self {
             ErrorKind::BadInput => "bad_request",
             ErrorKind::NotFound => "not_found",
-            // the wire's codes are fixed (DESIGN.md §2): a known caller
+            // the wire's codes are fixed (docs/http.md): a known caller
             // without the right is `unauthorized` (with HTTP 403)
             ErrorKind::Forbidden => "unauthorized",
             ErrorKind::Busy => "busy",

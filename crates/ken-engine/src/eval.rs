@@ -1,4 +1,4 @@
-//! Retrieval metrics over JSONL query sets (DESIGN.md §3).
+//! Retrieval metrics over JSONL query sets (docs/eval.md).
 //!
 //! Each query is run twice: once for files (`--files`, top 10 distinct files:
 //! recall, accuracy, precision, MRR) and once for chunks (top 10: symbol
@@ -79,6 +79,9 @@ pub struct EvalOptions {
     pub who: bool,
     /// Expand each query with the repository's vocabulary (as offline `ken ask` does).
     pub expand: bool,
+    /// Ranking parameters for this run, `KEY=VALUE` each, in place of the
+    /// engine's.
+    pub params: Vec<String>,
 }
 
 /// Metrics of a set of queries.
@@ -281,6 +284,7 @@ pub fn eval(
                             rev: sha.clone(),
                             name: Some(repo.clone()),
                             no_embed: embedder.is_none(),
+                            limits: Default::default(),
                         },
                         &NoProgress,
                         embedder,

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use crate::search::RankParams;
+use crate::params::RankParams;
 
 /// The lists a file can hold a rank in, in the order of [`FileRow::ranks`]:
 /// whole-file BM25, chunk BM25, dense retrieval, exact symbols (each list of

@@ -149,12 +149,6 @@ pub enum Walk {
     Impact { max_depth: u32 },
 }
 
-/// Callers, callees or impact of the definitions named `symbol`
-/// (`name`, `Class.method`, or `path:name` to pick one).
-pub fn structure(store: &dyn GraphStore, symbol: &str, walk: Walk) -> Result<StructureResult> {
-    Ok(load_graph(store)?.structure(symbol, walk))
-}
-
 /// A repository's symbol index and code graph, loaded once and queried
 /// many times (a server keeps it with the open repository).
 pub struct LoadedGraph {
@@ -172,7 +166,8 @@ pub fn load_graph(store: &dyn GraphStore) -> Result<LoadedGraph> {
 }
 
 impl LoadedGraph {
-    /// See [`structure`].
+    /// Callers, callees or impact of the definitions named `symbol`
+    /// (`name`, `Class.method`, or `path:name` to pick one).
     pub fn structure(&self, symbol: &str, walk: Walk) -> StructureResult {
         structure_in(&self.index, &self.graph, symbol, walk)
     }

@@ -35,6 +35,36 @@ pub struct IndexRequest {
     pub name: Option<String>,
     /// Skip embedding (lexical index only).
     pub no_embed: bool,
+    /// This run's limits, each in place of the engine's setting when given.
+    pub limits: IndexLimits,
+}
+
+/// Limits of one index run that override the engine's settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IndexLimits {
+    /// Files larger than this many bytes are left out.
+    pub max_file_bytes: Option<u64>,
+    /// Worker threads that read and chunk files (at least 1).
+    pub threads: Option<usize>,
+    /// Time the embedding step may take before it stops for the next run.
+    pub embed_budget: Option<std::time::Duration>,
+}
+
+impl IndexLimits {
+    /// `settings` with these limits in place.
+    pub fn apply(&self, settings: &Settings) -> Settings {
+        let mut s = settings.clone();
+        if let Some(m) = self.max_file_bytes {
+            s.max_file_bytes = m;
+        }
+        if let Some(t) = self.threads {
+            s.threads = t.max(1);
+        }
+        if self.embed_budget.is_some() {
+            s.embed_budget = self.embed_budget;
+        }
+        s
+    }
 }
 
 /// What a run did.
@@ -117,24 +147,28 @@ struct Target {
 }
 
 fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
+    if let Some(name) = &req.name {
+        ken_core::repo_name::check(name)
+            .map_err(|why| EngineError::bad_input(format!("cannot name a repository so: {why}")))?;
+    }
     let source = if req.source.is_empty() {
         "."
     } else {
         req.source.as_str()
     };
     if ken_source::is_url(source) {
-        let name = req
-            .name
-            .clone()
-            .unwrap_or_else(|| ken_source::repo_name_from_url(source));
-        ken_source::check_remote(
+        let name = req.name.clone().unwrap_or_else(|| {
+            ken_core::repo_name::from_path_part(&ken_source::repo_name_from_url(source))
+        });
+        let remote = ken_source::check_remote(
             source,
             ken_source::RemotePolicy {
                 allow_private: settings.allow_private_urls,
             },
         )?;
         let dest = home::clone_dir(&settings.home, &name);
-        let default_rev = ken_source::clone_or_fetch(source, &dest, settings.git_token.as_deref())?;
+        let default_rev =
+            ken_source::clone_or_fetch(&remote, &dest, settings.git_token.as_deref())?;
         let repo = GitRepo::open(&dest)?;
         let commit = repo.resolve(req.rev.as_deref().unwrap_or(&default_rev))?;
         return Ok(Target {
@@ -225,9 +259,8 @@ fn default_name(abs: &Path, has_workdir: bool) -> String {
     {
         name = parent;
     }
-    name.strip_suffix(".git")
-        .map(str::to_string)
-        .unwrap_or(name)
+    let name = name.strip_suffix(".git").unwrap_or(&name);
+    ken_core::repo_name::from_path_part(name)
 }
 
 /// Index (or update the index of) a repository.
@@ -249,6 +282,14 @@ pub fn index(
         ..Default::default()
     };
     let previous = store.state()?;
+    if let Some(held) = previous.name.as_deref().filter(|n| *n != target.name) {
+        // two names, one storage key (`a/b` and `a__b`): never one index for both
+        return Err(EngineError::bad_input(format!(
+            "the index `{}` would use is the index of `{held}`",
+            target.name
+        ))
+        .with_hint("give this repository another name with --name"));
+    }
     let seq_before = store.batch_seq()?;
     let opts = ListOptions {
         max_file_bytes: settings.max_file_bytes,
@@ -353,7 +394,7 @@ pub fn index(
         commit_time: target.commit.as_ref().map(|c| c.time),
         worktree: target.worktree,
         source: Some(target.source_label.clone()),
-        indexed_at: Some(now()),
+        indexed_at: Some(crate::time::now()),
         pending: None,
         left_out: left_out(&listing),
         ranking: previous.ranking.clone(),
@@ -520,13 +561,6 @@ fn embed(
         progress,
     )
     .map(Some)
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 /// The files a listing left out, by reason, with a few examples each.
@@ -819,6 +853,10 @@ mod tests {
         assert_eq!(
             default_name(Path::new("/m/pallets+flask/repo"), false),
             "pallets+flask"
+        );
+        assert_eq!(
+            default_name(Path::new("/home/me/.dotfiles"), true),
+            "dotfiles"
         );
     }
 }

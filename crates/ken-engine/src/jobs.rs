@@ -88,7 +88,7 @@ pub struct Push {
     /// The pushed commit.
     pub after: String,
     pub default_branch: Option<String>,
-    /// The delivery's id (`X-GitHub-Delivery`), for redeliveries.
+    /// What the delivery is known by (its body's digest), for redeliveries and replays.
     pub delivery: Option<String>,
 }
 
@@ -112,15 +112,28 @@ impl Engine {
                 "an index job needs a repository name",
             ));
         }
+        ken_core::repo_name::check(name)
+            .map_err(|why| EngineError::bad_input(format!("cannot name a repository so: {why}")))?;
         if !who.access.allows(name) {
             return Err(self.missing_repo(name));
         }
+        let existing = self
+            .repos(&Access::All)?
+            .into_iter()
+            .find(|r| r.name == name);
         if let Some(src) = &job.source {
             if !ken_source::is_url(src) && who.token.is_some() {
                 return Err(EngineError::bad_input(
                     "a source given remotely must be a clone URL (https:// or ssh://)",
                 )
                 .with_hint("local paths can be indexed from the command line: `ken index PATH`"));
+            }
+            // pointing a repository at another source is an admin's act
+            let recorded = existing.as_ref().and_then(|r| r.state.source.as_deref());
+            if let Some(recorded) = recorded
+                && !same_source(recorded, src)
+            {
+                who.require(Scope::Admin)?;
             }
             if ken_source::is_url(src) {
                 ken_source::check_remote(
@@ -130,9 +143,9 @@ impl Engine {
                     },
                 )?;
             }
-        } else {
+        } else if existing.is_none() {
             // re-indexing: the repository must exist (and be visible)
-            self.one_repo(Some(name), &who.access)?;
+            return Err(self.missing_repo(name));
         }
         let home = self.home_store()?;
         let (record, new) = home.enqueue(
@@ -145,7 +158,7 @@ impl Engine {
                 dedupe: job.dedupe,
                 origin: job.origin,
             },
-            crate::who::now(),
+            crate::time::now(),
         )?;
         if new {
             self.notify_jobs();
@@ -177,8 +190,8 @@ impl Engine {
     pub fn run_jobs(&self, stop: &AtomicBool) -> Result<()> {
         let home = self.home_store()?;
         while !stop.load(Ordering::Relaxed) {
-            home.requeue_stale(crate::who::now() - self.settings().job_stale_secs)?;
-            match home.claim(crate::who::now())? {
+            home.requeue_stale(crate::time::now() - self.settings().job_stale_secs)?;
+            match home.claim(crate::time::now())? {
                 Some(job) => self.execute(&*home, job, stop)?,
                 None => self.wait_for_jobs(Duration::from_millis(500)),
             }
@@ -191,7 +204,7 @@ impl Engine {
         let home = self.home_store()?;
         let stop = AtomicBool::new(false);
         let mut n = 0;
-        while let Some(job) = home.claim(crate::who::now())? {
+        while let Some(job) = home.claim(crate::time::now())? {
             self.execute(&*home, job, &stop)?;
             n += 1;
         }
@@ -203,14 +216,14 @@ impl Engine {
     pub fn push(&self, push: &Push) -> Result<PushOutcome> {
         let home = self.home_store()?;
         if let Some(d) = &push.delivery
-            && let Some(earlier) = home.seen_delivery(d, crate::who::now())?
+            && let Some(earlier) = home.seen_delivery(d, crate::time::now())?
         {
             return Ok(match earlier.and_then(|id| home.job(&id).ok().flatten()) {
                 Some(j) => PushOutcome::Queued {
                     job: Box::new(j.into()),
                     new: false,
                 },
-                None => PushOutcome::Ignored(format!("delivery {d} was already handled")),
+                None => PushOutcome::Ignored("this delivery was already handled".to_string()),
             });
         }
         let repos = self.repos(&Access::All)?;
@@ -351,7 +364,7 @@ impl Engine {
             done.store(true, Ordering::Relaxed);
             r
         });
-        let now = crate::who::now();
+        let now = crate::time::now();
         match outcome {
             Ok(report) => {
                 // the last progress shows the end, not the last throttled step
@@ -395,10 +408,31 @@ impl Engine {
                 rev: job.rev.clone(),
                 name: Some(job.repo.clone()),
                 no_embed: false,
+                limits: Default::default(),
             },
             progress,
         )
     }
+}
+
+/// Do two sources name the same repository? The recorded one is shown
+/// without credentials (`https://***@host/...`), so those are left out of both.
+fn same_source(recorded: &str, given: &str) -> bool {
+    let norm = |s: &str| {
+        let s = s.trim().trim_end_matches('/');
+        let s = s.strip_suffix(".git").unwrap_or(s);
+        match s.split_once("://") {
+            Some((scheme, rest)) => {
+                let host_on = match rest.split_once('/') {
+                    Some((authority, _)) => authority.rfind('@').map_or(0, |at| at + 1),
+                    None => rest.rfind('@').map_or(0, |at| at + 1),
+                };
+                format!("{}://{}", scheme.to_ascii_lowercase(), &rest[host_on..])
+            }
+            None => s.to_string(),
+        }
+    };
+    norm(recorded) == norm(given)
 }
 
 /// Progress of a running job, written to the store at most twice a second.
@@ -465,7 +499,7 @@ impl<'a> JobProgress<'a> {
         v.insert("done", serde_json::json!(s.done));
         v.insert("total", serde_json::json!(s.total));
         let text = serde_json::to_string(&v).unwrap_or_default();
-        let _ = self.home.set_progress(self.id, &text, crate::who::now());
+        let _ = self.home.set_progress(self.id, &text, crate::time::now());
     }
 }
 
@@ -495,5 +529,31 @@ impl EmbedProgress for JobProgress<'_> {
     }
     fn cancelled(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_source;
+
+    #[test]
+    fn sources_compare_without_credentials_or_dressing() {
+        assert!(same_source(
+            "https://***@github.com/o/r",
+            "https://x:tok@github.com/o/r.git/"
+        ));
+        assert!(same_source(
+            "https://github.com/o/r",
+            "HTTPS://github.com/o/r"
+        ));
+        assert!(!same_source(
+            "https://github.com/o/r",
+            "https://github.com/evil/r"
+        ));
+        assert!(!same_source(
+            "https://github.com/o/r",
+            "https://elsewhere.org/o/r"
+        ));
+        assert!(same_source("/src/shop", "/src/shop/"));
     }
 }

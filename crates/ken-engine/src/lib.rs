@@ -1,43 +1,81 @@
 //! The engine: the only place that combines sources, syntax and stores.
 //!
 //! [`Engine`] is the long-lived handle every edge (command line, HTTP, MCP,
-//! webhook jobs) holds: indexing ([`index`]), retrieval and fusion
-//! ([`search`]), answers ([`ask`]), people ([`who`]), structure ([`graph`]),
-//! evaluation ([`eval`]), status, tokens and jobs. Synchronous, plain
-//! structs in and out; no terminal, no wire format (the binary owns those).
+//! webhook jobs) holds, with one method per capability: indexing, search,
+//! answers, people, structure, reports and tickets, evaluation, status,
+//! tokens and jobs. Synchronous, plain structs in and out; no terminal, no
+//! wire format (the binary owns those). Everything the edges may name is
+//! re-exported here; the modules themselves are private, so the engine's
+//! inside can change without an edge noticing.
 
-pub mod ask;
-pub mod churn;
-pub mod engine;
-pub mod error;
-pub mod eval;
-pub mod expand;
-pub mod fusion;
-pub mod graph;
-pub mod home;
-pub mod index;
-pub mod issue;
-pub mod issue_template;
-pub mod jobs;
-pub mod params;
-pub mod people;
-pub mod query;
-pub mod query_cache;
-pub mod repo;
-pub mod report;
-pub mod request;
-pub mod search;
-pub mod semantic;
-pub mod settings;
-pub mod status;
-pub mod time;
-pub mod tokens;
-pub mod tune;
-pub mod who;
+mod ask;
+mod churn;
+mod engine;
+mod error;
+mod eval;
+mod expand;
+mod fusion;
+mod graph;
+mod home;
+mod index;
+mod issue;
+mod issue_template;
+mod jobs;
+pub mod models;
+mod params;
+mod people;
+mod query;
+mod query_cache;
+mod repo;
+mod report;
+mod request;
+mod search;
+mod semantic;
+mod settings;
+mod status;
+mod tickets;
+mod time;
+mod tokens;
+mod tune;
+mod who;
 
+pub use ask::{AskObserver, AskRequest, AskResponse, Quiet, StepOutcome};
 pub use engine::{
     Access, Area, BlameRange, Engine, FileBlame, FileRange, PersonView, StructureAnswer, SymbolHit,
     highlight,
 };
 pub use error::{EngineError, ErrorKind, Result};
+pub use eval::{EvalMode, EvalOptions, EvalReport};
+pub use graph::{DefRef, Related, Step, StructureResult, Walk};
+pub use index::{IndexLimits, IndexReport, IndexRequest, NoProgress, Progress};
+pub use jobs::{IndexJob, Job, Push, PushOutcome};
+pub use params::LEARNED_SHAPE_MIN;
+pub use people::{Evidence, PersonSummary, WhoPerson};
+pub use report::ReportRequest;
+pub use request::{FilterSpec, parse_mode};
+pub use search::{Mode, RerankCost, SearchRequest, SearchResponse};
+pub use semantic::{EmbedOrder, EmbedProgress, EmbedText, EmbedderSpec};
 pub use settings::{RerankerSpec, Settings};
+pub use status::RepoStatus;
+pub use tickets::TicketEvidence;
+pub use time::{format_date, now};
+pub use tokens::{Principal, Scope};
+pub use who::{LogHit, LogSearchRequest, WhoResponse};
+
+/// Types of the crates below the engine that its API speaks: claim marks
+/// of answers, job states, the learned ranking, the embedder's, reranker's
+/// and chat model's configuration, reports and their rendering.
+pub use ken_embed::{HttpConfig, RerankApi, RerankConfig};
+pub use ken_llm::{ChatConfig, Citation, Claim, ClaimStatus};
+pub use ken_report::render;
+pub use ken_report::tickets::TicketFormat;
+pub use ken_store::{JobState, TunedRanking};
+
+/// For the offline tools in `examples/` (signal dumps for fusion
+/// research); not an API, and it may change at any time.
+#[doc(hidden)]
+pub mod research {
+    pub use crate::query::identifiers;
+    pub use crate::search::file_prior;
+    pub use crate::semantic::{EmbedderSpec, dense_search, open_embedder};
+}

@@ -117,7 +117,12 @@ pub fn update_people(
                 report.fallbacks += 1;
             }
             // a file git cannot blame (not in the commit) gets an empty blame
-            let ranges = fb.ranges.unwrap_or_default();
+            let mut ranges = fb.ranges.unwrap_or_default();
+            if is_notebook(&fb.path)
+                && let Some(id) = blob.get(fb.path.as_str())
+            {
+                ranges = notebook_blame(repo, id, ranges);
+            }
             records.push(FileBlameRecord {
                 blob_id: blob
                     .get(fb.path.as_str())
@@ -148,10 +153,65 @@ pub fn update_people(
     Ok(report)
 }
 
+/// A notebook's stored text is its code view (ken_syntax::notebook_code), and
+/// chunks count its lines.
+fn is_notebook(path: &str) -> bool {
+    ken_core::Language::from_path(path) == ken_core::Language::Notebook
+}
+
+/// A notebook's blame, which git gives in lines of its raw JSON, in lines of
+/// its code view: each code-view line gets the commit of the raw line it
+/// comes from (`ken_syntax::notebook_raw_lines`). A notebook that is not
+/// valid JSON is stored as it is, and so is its blame; one whose blob cannot
+/// be read keeps the raw lines too.
+fn notebook_blame(repo: &GitRepo, blob: &str, ranges: Vec<BlameRange>) -> Vec<BlameRange> {
+    let Ok(bytes) = repo.read_blob(blob) else {
+        return ranges;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    match ken_syntax::notebook_raw_lines(&text) {
+        Some(map) => code_view_blame(&ranges, &map),
+        None => ranges,
+    }
+}
+
+/// Blame of raw lines (`ranges`) as blame of the lines `raw_line_of` maps
+/// to them (element `i` is for line `i + 1`): consecutive lines of one
+/// commit make one range; a line whose raw line has no blame gets none.
+fn code_view_blame(ranges: &[BlameRange], raw_line_of: &[u32]) -> Vec<BlameRange> {
+    let mut sorted: Vec<&BlameRange> = ranges.iter().collect();
+    sorted.sort_by_key(|r| r.start_line);
+    let commit_of = |raw: u32| {
+        let i = sorted.partition_point(|r| r.start_line <= raw);
+        let r = sorted.get(i.checked_sub(1)?)?;
+        (raw <= r.end_line).then_some(r.commit.as_str())
+    };
+    let mut out: Vec<BlameRange> = Vec::new();
+    for (i, &raw) in raw_line_of.iter().enumerate() {
+        let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let Some(commit) = commit_of(raw) else {
+            continue;
+        };
+        match out.last_mut() {
+            Some(last) if last.end_line + 1 == line && last.commit == commit => {
+                last.end_line = line;
+            }
+            _ => out.push(BlameRange {
+                start_line: line,
+                end_line: line,
+                commit: commit.to_string(),
+            }),
+        }
+    }
+    out
+}
+
 /// The stored blame of the files about to be blamed again, as it was at the
 /// commit the blame was last completed at: their walks end there (a file
 /// blamed since, by a run that stopped, is of another blob there and walks
-/// on). `None` when there is none, or it is of this commit.
+/// on). `None` when there is none, or it is of this commit. A notebook's
+/// stored blame counts code-view lines, not the raw lines a walk follows:
+/// notebooks are blamed from the start.
 fn known_blame(store: &dyn Store, commit: &str, paths: &[String]) -> Result<Option<KnownBlame>> {
     let Some(at) = store.state()?.blamed_at.filter(|c| c != commit) else {
         return Ok(None);
@@ -163,8 +223,10 @@ fn known_blame(store: &dyn Store, commit: &str, paths: &[String]) -> Result<Opti
     let usable: Vec<String> = paths
         .iter()
         .filter(|p| {
-            done.get(*p)
-                .is_some_and(|(_, method)| method != "uncommitted" && method != "last-change")
+            !is_notebook(p)
+                && done
+                    .get(*p)
+                    .is_some_and(|(_, method)| method != "uncommitted" && method != "last-change")
         })
         .cloned()
         .collect();
@@ -530,9 +592,15 @@ pub fn people(
     mut ids: Identities,
     include_bots: bool,
 ) -> Result<Vec<PersonSummary>> {
+    let commits = store.all_commits()?;
+    for c in &commits {
+        ids.observe(&c.author_name, &c.author_email);
+    }
+    // counted once everyone is observed: a later identity can join two
+    // authors into one person
     let mut counts: HashMap<String, (u64, i64)> = HashMap::new();
-    for c in store.all_commits()? {
-        let p = ids.observe(&c.author_name, &c.author_email);
+    for c in &commits {
+        let p = ids.resolve(&c.author_name, &c.author_email);
         let e = counts.entry(p.id).or_insert((0, i64::MIN));
         e.0 += 1;
         e.1 = e.1.max(c.author_time);
@@ -734,5 +802,75 @@ mod tests {
             let want = if *sha == b { &b } else { &fake };
             assert_eq!(&got[i], want, "line {}", i + 1);
         }
+    }
+
+    /// A notebook's blame counts the lines of its code view, each line the
+    /// commit that wrote it, also when the index moves forward.
+    #[test]
+    fn a_notebooks_blame_counts_code_view_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let notebook = |cells: &[&str]| {
+            let cells: Vec<serde_json::Value> = cells
+                .iter()
+                .map(|code| {
+                    let source: Vec<String> =
+                        code.split_inclusive('\n').map(str::to_string).collect();
+                    serde_json::json!({"cell_type": "code", "execution_count": 1,
+                        "metadata": {}, "outputs": [], "source": source})
+                })
+                .collect();
+            let nb = serde_json::json!({"cells": cells, "metadata": {}, "nbformat": 4});
+            std::fs::write(
+                d.join("nb.ipynb"),
+                serde_json::to_string_pretty(&nb).unwrap(),
+            )
+            .unwrap();
+        };
+        let (one, two) = ("a = 1\nb = 2\n", "def f():\n    return a + b\n");
+        git(d, &["init", "-q", "-b", "main"], "2024-01-01T10:00:00");
+        notebook(&[one]);
+        git(d, &["add", "-A"], "2024-01-01T10:00:00");
+        git(d, &["commit", "-q", "-m", "first"], "2024-01-01T10:00:00");
+        let a = git(d, &["rev-parse", "HEAD"], "2024-01-01T10:00:00");
+        notebook(&[one, two]);
+        git(d, &["commit", "-q", "-am", "second"], "2024-01-02T10:00:00");
+        let b = git(d, &["rev-parse", "HEAD"], "2024-01-02T10:00:00");
+        let repo = GitRepo::open(d).unwrap();
+        // code view: a = 1, b = 2, a blank line, def f():, return a + b
+        let want = [a.as_str(), a.as_str(), a.as_str(), b.as_str(), b.as_str()];
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = EmbeddedStore::open_for_writing(dir.path()).unwrap();
+        update_people(&mut store, &repo, &b, &files_at(&repo, &b)).unwrap();
+        assert_eq!(lines(&store, "nb.ipynb"), want);
+        let dir = tempfile::tempdir().unwrap();
+        let mut moved = EmbeddedStore::open_for_writing(dir.path()).unwrap();
+        update_people(&mut moved, &repo, &a, &files_at(&repo, &a)).unwrap();
+        assert_eq!(lines(&moved, "nb.ipynb"), [a.as_str(), a.as_str()]);
+        update_people(&mut moved, &repo, &b, &files_at(&repo, &b)).unwrap();
+        assert_eq!(lines(&moved, "nb.ipynb"), want);
+    }
+
+    #[test]
+    fn raw_blame_becomes_code_view_blame() {
+        let range = |start_line, end_line, commit: &str| BlameRange {
+            start_line,
+            end_line,
+            commit: commit.to_string(),
+        };
+        let raw = [range(1, 3, "a"), range(7, 9, "c"), range(4, 6, "b")];
+        // lines 1-2 from raw 2 and 3, line 3 from raw 5, 4 from raw 6, 5 from
+        // raw 20 (no blame), 6 and 7 from raw 7 and 1
+        let got = code_view_blame(&raw, &[2, 3, 5, 6, 20, 7, 1]);
+        assert_eq!(
+            got,
+            [
+                range(1, 2, "a"),
+                range(3, 4, "b"),
+                range(6, 6, "c"),
+                range(7, 7, "a")
+            ]
+        );
+        assert!(code_view_blame(&[], &[1, 2]).is_empty());
     }
 }

@@ -34,6 +34,7 @@ impl CachedQueries {
     }
 
     /// (hits, misses) so far.
+    #[cfg(test)]
     pub fn stats(&self) -> (u64, u64) {
         let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         (c.hits, c.misses)

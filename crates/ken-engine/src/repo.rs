@@ -11,13 +11,33 @@ use std::time::{Duration, Instant};
 
 use ken_source::Identities;
 use ken_store::{DynStore, IndexState, StoreProvider};
+use serde::Serialize;
 
 use crate::churn::FileChurn;
 use crate::graph::{LoadedGraph, load_graph};
 use crate::issue_template::IssueTemplate;
-use crate::search::RankParams;
+use crate::params::RankParams;
 use crate::semantic::{self, Coverage, EmbedText, VectorView};
 use crate::{Result, people};
+
+/// How far history and blame have come (they run after the lexical index,
+/// so searches work before they finish).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PeopleProgress {
+    /// Commits in the index's history.
+    pub commits: u64,
+    /// Indexed files whose blame is stored for their current content.
+    pub files_blamed: usize,
+    /// Indexed files (not skipped).
+    pub files: usize,
+}
+
+impl PeopleProgress {
+    /// Blame is missing for some files (a run is under way or was stopped).
+    pub fn partial(&self) -> bool {
+        self.commits > 0 && self.files_blamed < self.files
+    }
+}
 
 /// How often an open repository asks its store whether a writer committed.
 const CHECK_EVERY: Duration = Duration::from_millis(200);
@@ -37,7 +57,7 @@ pub struct OpenRepo {
     vectors: Mutex<HashMap<String, Option<Arc<VectorView>>>>,
     graph: OnceLock<Arc<LoadedGraph>>,
     coverage: OnceLock<Vec<Coverage>>,
-    people: OnceLock<crate::status::PeopleProgress>,
+    people: OnceLock<PeopleProgress>,
     churn: OnceLock<Arc<FileChurn>>,
     template: OnceLock<Arc<IssueTemplate>>,
 }
@@ -83,7 +103,7 @@ impl OpenRepo {
     /// The time searches of this repository count ages from: its indexed
     /// commit's time (so results do not change as the clock moves).
     pub fn now(&self) -> i64 {
-        self.state.commit_time.unwrap_or_else(crate::who::now)
+        self.state.commit_time.unwrap_or_else(crate::time::now)
     }
 
     /// The vector index of `model` (None: nothing embedded with it yet).
@@ -100,7 +120,7 @@ impl OpenRepo {
     /// Embedding coverage of every model with vectors (computed once: it
     /// reads every chunk).
     /// History and blame progress, counted once per opened version.
-    pub fn people_progress(&self) -> Result<crate::status::PeopleProgress> {
+    pub fn people_progress(&self) -> Result<PeopleProgress> {
         if let Some(p) = self.people.get() {
             return Ok(*p);
         }
@@ -117,7 +137,7 @@ impl OpenRepo {
         } else {
             self.store.blame_needed(&files)?.len()
         };
-        let p = crate::status::PeopleProgress {
+        let p = PeopleProgress {
             commits,
             files_blamed: files.len() - missing.min(files.len()),
             files: files.len(),

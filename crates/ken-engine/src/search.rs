@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use globset::{Glob, GlobSetBuilder};
-use ken_core::{ChunkKind, Filters, Hit, Language, Signals};
+use ken_core::{ChunkKind, Filters, Hit, Language, Signals, is_test_path};
 use ken_store::{ChunkFilter, LexicalQuery, Store, StoredChunk, SymbolMatch, SymbolTier};
 use serde::Serialize;
 
@@ -26,7 +26,7 @@ use crate::repo::OpenRepo;
 use crate::semantic::VectorView;
 use crate::{EngineError, Result, fusion, issue, people, semantic};
 
-pub use crate::params::RankParams;
+use crate::params::RankParams;
 
 /// Which retrieval signals to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -1012,24 +1012,6 @@ fn prior(c: &StoredChunk, p: &RankParams) -> f32 {
     trivial * file_prior(&c.path, c.language, p)
 }
 
-/// Paths that hold tests by the usual conventions.
-pub fn is_test_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let file = lower.rsplit('/').next().unwrap_or(&lower);
-    lower.split('/').any(|d| {
-        matches!(
-            d,
-            "test" | "tests" | "testing" | "__tests__" | "spec" | "specs"
-        )
-    }) || file.starts_with("test_")
-        || file.ends_with("_test.go")
-        || file.ends_with("_test.py")
-        || file.contains(".test.")
-        || file.contains(".spec.")
-        || file.ends_with("_spec.rb")
-        || file.ends_with("test.java")
-}
-
 /// Resolve path globs to the set of indexed paths they allow.
 fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<String>>> {
     if filters.path_globs.is_empty() {
@@ -1185,15 +1167,5 @@ mod tests {
         assert!(is_lookup(" `Flask.run` "));
         assert!(!is_lookup("fix has_match for the summary printer"));
         assert!(!is_lookup("  "));
-    }
-
-    #[test]
-    fn test_paths() {
-        assert!(is_test_path("tests/test_basic.py"));
-        assert!(is_test_path("src/foo_test.go"));
-        assert!(is_test_path("lib/__tests__/x.js"));
-        assert!(is_test_path("test/app.router.js"));
-        assert!(!is_test_path("src/flask/app.py"));
-        assert!(!is_test_path("crates/core/testutil.rs"));
     }
 }

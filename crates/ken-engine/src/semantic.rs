@@ -219,9 +219,6 @@ pub trait EmbedProgress {
     }
 }
 
-pub struct NoEmbedProgress;
-impl EmbedProgress for NoEmbedProgress {}
-
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct EmbedReport {
@@ -252,7 +249,7 @@ const REBUILD_TIER: Duration = Duration::from_secs(20);
 fn embed_tier(c: &StoredChunk, window: usize) -> u8 {
     if window > 0 {
         2
-    } else if crate::search::is_test_path(&c.path) {
+    } else if ken_core::is_test_path(&c.path) {
         1
     } else {
         0

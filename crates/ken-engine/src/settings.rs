@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use ken_syntax::ChunkOptions;
 
-use crate::search::RankParams;
+use crate::params::RankParams;
 use crate::semantic::{EmbedOrder, EmbedText, EmbedderSpec};
 
 #[derive(Debug, Clone)]
@@ -34,6 +34,9 @@ pub struct Settings {
     /// Most time one run spends embedding (None: until done); the rest
     /// waits for the next run.
     pub embed_budget: Option<std::time::Duration>,
+    /// Let the local embedder's kernels use AVX-512 where the CPU has it
+    /// (false: AVX2 at most, for machines that slow down under it).
+    pub embed_avx512: bool,
     /// A reranker scoring the best hits of every search again (None: off).
     pub reranker: Option<RerankerSpec>,
     /// Hits the reranker reads per search.
@@ -87,6 +90,7 @@ impl Settings {
             embed_windows: crate::semantic::DEFAULT_WINDOWS,
             embed_order: EmbedOrder::default(),
             embed_budget: None,
+            embed_avx512: true,
             reranker: None,
             llm_rerank: false,
             rerank_top: 20,

@@ -6,7 +6,7 @@ use ken_store::{IndexState, Stats};
 use serde::Serialize;
 
 use crate::Result;
-use crate::repo::OpenRepo;
+use crate::repo::{OpenRepo, PeopleProgress};
 use crate::semantic::{Coverage, EmbedText};
 
 #[derive(Debug, Clone, Serialize)]
@@ -26,22 +26,13 @@ pub struct RepoStatus {
     pub issue_templates: Vec<String>,
 }
 
-/// How far history and blame have come (they run after the lexical index,
-/// so searches work before they finish).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct PeopleProgress {
-    /// Commits in the index's history.
-    pub commits: u64,
-    /// Indexed files whose blame is stored for their current content.
-    pub files_blamed: usize,
-    /// Indexed files (not skipped).
-    pub files: usize,
-}
-
-impl PeopleProgress {
-    /// Blame is missing for some files (a run is under way or was stopped).
-    pub fn partial(&self) -> bool {
-        self.commits > 0 && self.files_blamed < self.files
+impl RepoStatus {
+    /// The recorded source as `who` may see it: a clone URL (kept without
+    /// credentials) for anyone who sees the repository, a path on this
+    /// machine only for an admin.
+    pub fn source_for(&self, who: &crate::tokens::Principal) -> Option<&str> {
+        let source = self.state.source.as_deref()?;
+        (who.scope == crate::tokens::Scope::Admin || ken_source::is_url(source)).then_some(source)
     }
 }
 

@@ -3,6 +3,14 @@
 
 use crate::{EngineError, Result};
 
+/// Seconds since the epoch, now (0 on a clock before 1970).
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
 /// Seconds since the epoch for `s`, relative to `now`.
 pub fn parse_time(s: &str, now: i64) -> Result<i64> {
     let t = s.trim().to_ascii_lowercase();

@@ -130,6 +130,10 @@ impl Engine {
             return Err(EngineError::bad_input("a token needs repositories")
                 .with_hint("give --repo NAME (repeatable) or --repo '*' for all"));
         }
+        for r in repos.iter().filter(|r| *r != "*") {
+            ken_core::repo_name::check(r)
+                .map_err(|why| EngineError::bad_input(format!("--repo {why}")))?;
+        }
         let token = format!("ken_{}", random_hex(32)?);
         let id = format!("tok_{}", random_hex(6)?);
         self.home_store()?.add_token(&ken_store::TokenRecord {
@@ -138,7 +142,7 @@ impl Engine {
             scope: scope.name().to_string(),
             repos,
             label,
-            created_at: crate::who::now(),
+            created_at: crate::time::now(),
             revoked_at: None,
             last_used_at: None,
         })?;
@@ -163,7 +167,7 @@ impl Engine {
     }
 
     pub fn revoke_token(&self, id: &str) -> Result<()> {
-        if self.home_store()?.revoke_token(id, crate::who::now())? {
+        if self.home_store()?.revoke_token(id, crate::time::now())? {
             Ok(())
         } else {
             Err(
@@ -191,7 +195,7 @@ impl Engine {
         if t.revoked_at.is_some() {
             return Ok(None);
         }
-        let _ = home.touch_token(&t.id, crate::who::now());
+        let _ = home.touch_token(&t.id, crate::time::now());
         let access = if t.repos.iter().any(|r| r == "*") {
             Access::All
         } else {
@@ -245,5 +249,29 @@ mod tests {
             Access::All
         );
         assert!(e.create_token(&[], Scope::Read, None).is_err());
+    }
+
+    #[test]
+    fn a_token_names_repositories_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Engine::new(Settings::new(dir.path().to_path_buf()));
+        // its storage key is not another name for a repository
+        let t = e.create_token(&["a__b".into()], Scope::Read, None).unwrap();
+        let p = e.authenticate(&t.token).unwrap().unwrap();
+        assert!(p.access.allows("a__b"));
+        assert!(!p.access.allows("a/b"));
+        let t = e.create_token(&["x-y".into()], Scope::Read, None).unwrap();
+        let p = e.authenticate(&t.token).unwrap().unwrap();
+        assert!(!p.access.allows("x y"));
+        assert!(!p.access.allows("x\0y"));
+        for bad in ["x\0y", "..", ".hidden", "a//b", "x\ny"] {
+            assert_eq!(
+                e.create_token(&[bad.to_string()], Scope::Read, None)
+                    .unwrap_err()
+                    .kind(),
+                crate::ErrorKind::BadInput,
+                "{bad:?}"
+            );
+        }
     }
 }

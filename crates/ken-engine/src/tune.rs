@@ -19,8 +19,9 @@ use ken_store::{CommitRecord, Store, TunedRanking};
 use crate::Result;
 use crate::churn::FileChurn;
 use crate::fusion::{self, FileRow, FileWeights};
-use crate::search::is_test_path;
-use crate::search::{self, Mode, RankParams, SearchEnv, SearchRequest};
+use crate::params::RankParams;
+use crate::search::{self, Mode, SearchEnv, SearchRequest};
+use ken_core::is_test_path;
 
 /// How much history the learner reads.
 #[derive(Debug, Clone, Copy)]

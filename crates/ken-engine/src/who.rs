@@ -10,9 +10,10 @@ use std::sync::Arc;
 use ken_store::{Store, SymbolTier};
 use serde::Serialize;
 
+use crate::params::RankParams;
 use crate::people::{self, Target, WhoPerson};
 use crate::repo::OpenRepo;
-use crate::search::{Mode, RankParams, SearchEnv, SearchRequest, search_store};
+use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
 use crate::{EngineError, Result};
 
 #[derive(Debug, Clone, Serialize)]
@@ -25,7 +26,7 @@ pub struct WhoResponse {
     pub notes: Vec<String>,
     /// Imported tickets the query is about, with the commits (and so the
     /// people) that addressed them.
-    pub tickets: Vec<crate::report::TicketEvidence>,
+    pub tickets: Vec<crate::tickets::TicketEvidence>,
 }
 
 /// Search results used as the code a topic is about.
@@ -200,13 +201,6 @@ pub(crate) fn who_repos(
     }
     out.notes = notes;
     Ok(out)
-}
-
-pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 /// A commit found by `ken log-search`.

@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use crate::SourceError;
+use crate::remote::CheckedRemote;
+use crate::{SourceError, pin};
 
 /// Does `s` name a remote repository rather than a local path?
 pub fn is_url(s: &str) -> bool {
@@ -51,42 +52,74 @@ pub fn redact(url: &str) -> String {
     url.to_string()
 }
 
-/// Clone `url` into `dest` (no checkout: files are read from the object
+/// Clone `remote` into `dest` (no checkout: files are read from the object
 /// database), or fetch new commits if `dest` already holds the clone.
-/// Returns the revision to index by default (the remote's HEAD).
-pub fn clone_or_fetch(url: &str, dest: &Path, token: Option<&str>) -> Result<String, SourceError> {
-    let shown = redact(url);
+/// A checked remote is reached at the addresses it was checked at only
+/// (see pin.rs). Returns the revision to index by default (the remote's HEAD).
+pub fn clone_or_fetch(
+    remote: &CheckedRemote,
+    dest: &Path,
+    token: Option<&str>,
+) -> Result<String, SourceError> {
+    let shown = redact(&remote.url);
     let fail = |e: &dyn std::fmt::Display| SourceError::Clone {
         url: shown.clone(),
         message: scrub(&e.to_string(), token),
     };
     let interrupt = AtomicBool::new(false);
+    // over ssh the URL connected to names the checked address
+    let ssh = pin::ssh_target(remote);
+    let overrides: Vec<String> = ssh.iter().map(|(_, cmd)| cmd.clone()).collect();
+    let url = ssh
+        .as_ref()
+        .map_or(remote.url.as_str(), |(u, _)| u.as_str());
     if dest.join(".git").exists() {
-        let repo = gix::open(dest).map_err(|e| fail(&e))?;
-        let remote = repo.find_remote("origin").map_err(|e| fail(&e))?;
-        let mut conn = remote
+        let options = gix::open::Options::default().config_overrides(overrides.iter().cloned());
+        let repo = gix::open_opts(dest, options).map_err(|e| fail(&e))?;
+        let origin = match &ssh {
+            None => repo.find_remote("origin").map_err(|e| fail(&e))?,
+            Some((u, _)) => repo
+                .remote_at(u.as_str())
+                .and_then(|r| {
+                    r.with_refspecs(
+                        ["+refs/heads/*:refs/remotes/origin/*"],
+                        gix::remote::Direction::Fetch,
+                    )
+                })
+                .map_err(|e| fail(&e))?,
+        };
+        let mut conn = origin
             .connect(gix::remote::Direction::Fetch)
             .map_err(|e| fail(&e))?;
         if let Some(t) = token {
             conn.set_credentials(credentials(t.to_string()));
+        }
+        if let Some(options) = pin::transport_options(&repo, remote) {
+            conn.set_transport_options(options);
         }
         conn.prepare_fetch(gix::progress::Discard, Default::default())
             .map_err(|e| fail(&e))?
             .receive(gix::progress::Discard, &interrupt)
             .map_err(|e| fail(&e))?;
     } else {
-        std::fs::create_dir_all(dest).map_err(|source| SourceError::Io {
+        private_dir(dest).map_err(|source| SourceError::Io {
             path: dest.to_path_buf(),
             source,
         })?;
-        let mut prep = gix::prepare_clone(url, dest).map_err(|e| fail(&e))?;
-        if let Some(t) = token {
-            let t = t.to_string();
-            prep = prep.configure_connection(move |c| {
+        let mut prep = gix::prepare_clone(url, dest)
+            .map_err(|e| fail(&e))?
+            .with_in_memory_config_overrides(overrides.iter().cloned());
+        let token = token.map(str::to_string);
+        let pinned = remote.clone();
+        prep = prep.configure_connection(move |c| {
+            if let Some(t) = &token {
                 c.set_credentials(credentials(t.clone()));
-                Ok(())
-            });
-        }
+            }
+            if let Some(options) = pin::transport_options(c.remote().repo(), &pinned) {
+                c.set_transport_options(options);
+            }
+            Ok(())
+        });
         let result = prep.fetch_only(gix::progress::Discard, &interrupt);
         if let Err(e) = result {
             let _ = std::fs::remove_dir_all(dest);
@@ -100,6 +133,16 @@ pub fn clone_or_fetch(url: &str, dest: &Path, token: Option<&str>) -> Result<Str
         }
     }
     Err(SourceError::EmptyRepository(shown))
+}
+
+/// Create `dir` and its missing parents readable by this user only (a
+/// clone may hold private code).
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
 }
 
 fn credentials(

@@ -16,6 +16,7 @@ mod git;
 pub mod identity;
 mod ignore_rules;
 mod log;
+mod pin;
 mod remote;
 mod worktree;
 
@@ -30,7 +31,7 @@ pub use git::blob_id;
 pub use git::{CommitInfo, GitRepo};
 pub use identity::{Identities, IdentityError, Person, PersonRef};
 pub use log::{ChangeStatus, ChangedFile, CommitMeta, LogOptions, LoggedCommit};
-pub use remote::{RemotePolicy, check_remote, is_public};
+pub use remote::{CheckedRemote, RemotePolicy, check_remote, is_public};
 pub use worktree::{list_worktree, read_worktree_file};
 
 /// A file to index: its repository-relative path (always `/`-separated), its

@@ -264,8 +264,9 @@ pub struct HomeStore {
 impl HomeStore {
     /// Open (creating) `server.sqlite` in `home`.
     pub fn open(home: &Path) -> Result<HomeStore> {
-        std::fs::create_dir_all(home)?;
+        crate::private::create_dir(home)?;
         let path = home.join("server.sqlite");
+        crate::private::own_file(&path)?;
         let conn = Connection::open(&path)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;

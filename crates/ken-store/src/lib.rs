@@ -25,6 +25,7 @@ mod embedded;
 mod error;
 mod home;
 mod postgres;
+mod private;
 mod provider;
 mod symbols;
 mod types;

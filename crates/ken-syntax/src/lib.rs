@@ -32,7 +32,9 @@
 //!   and so do definitions that share a line with other code. C files that
 //!   look like C++ (or that the C grammar reads badly) are read as C++.
 //! - **Notebooks**: one `Cell` chunk per code cell, lines counted in the
-//!   code view (see `notebook.rs`).
+//!   code view (see `notebook.rs`); `notebook_raw_lines` gives the raw JSON
+//!   line of each code-view line (`notebook_lines.rs`), for what counts raw
+//!   lines, such as blame.
 //! - **Markdown**: one `Section` per heading. **JSON / YAML / TOML**: whole.
 //! - **Anything else**, and code that cannot be parsed within
 //!   `parse_timeout_ms` or is mostly syntax errors: line windows.
@@ -87,7 +89,8 @@
 //! - `doc.rs`, `trivial.rs`: doc comments and do-nothing bodies.
 //! - `code.rs`: definitions → chunks (small file, per definition);
 //!   `module.rs`: the module chunks; `skeleton.rs`: skeletons of large classes.
-//! - `window.rs`: the line-window splitter. `notebook.rs`, `markdown.rs`.
+//! - `window.rs`: the line-window splitter. `notebook.rs`, `notebook_lines.rs`,
+//!   `markdown.rs`.
 
 mod code;
 mod doc;
@@ -96,6 +99,7 @@ mod lines;
 mod markdown;
 mod module;
 mod notebook;
+mod notebook_lines;
 mod options;
 mod parse;
 mod refs;
@@ -110,6 +114,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use ken_core::{FileSyntax, Language};
 
 pub use notebook::notebook_code;
+pub use notebook_lines::notebook_raw_lines;
 pub use options::ChunkOptions;
 pub use spec::tree_sitter_language;
 

@@ -15,9 +15,9 @@ use crate::code::{analyze, definitions};
 use crate::lines::{LineIndex, longer_than};
 use crate::window::{new_chunk, split};
 
-struct Notebook {
+pub(crate) struct Notebook {
     /// (index in the notebook's cells, source) of each code cell.
-    cells: Vec<(u32, String)>,
+    pub(crate) cells: Vec<(u32, String)>,
     python: bool,
     problems: Vec<String>,
 }
@@ -111,26 +111,32 @@ pub fn notebook_code(text: &str) -> Result<String, String> {
 
 /// The non-empty code cells joined with a blank line, and the span of each
 /// (by its index among all cells).
-fn code_view(nb: &Notebook) -> (String, Vec<(u32, Range<usize>)>) {
+pub(crate) fn code_view(nb: &Notebook) -> (String, Vec<(u32, Range<usize>)>) {
     let mut view = String::new();
     let mut spans: Vec<(u32, Range<usize>)> = Vec::new();
-    for (index, source) in &nb.cells {
-        let source = source.trim_end();
-        if source.trim().is_empty() {
-            continue;
-        }
+    for (at, source) in kept_cells(nb) {
         if !view.is_empty() {
             view.push_str("\n\n");
         }
         let start = view.len();
         view.push_str(source);
-        spans.push((*index, start..view.len()));
+        spans.push((nb.cells[at].0, start..view.len()));
     }
     (view, spans)
 }
 
+/// The code cells the code view holds, in order: (position in
+/// `nb.cells`, source without trailing white space); empty cells are left out.
+pub(crate) fn kept_cells(nb: &Notebook) -> impl Iterator<Item = (usize, &str)> {
+    nb.cells
+        .iter()
+        .enumerate()
+        .map(|(at, (_, source))| (at, source.trim_end()))
+        .filter(|(_, source)| !source.trim().is_empty())
+}
+
 /// Read the code cells, or say what is wrong with the notebook.
-fn read(text: &str) -> Result<Notebook, String> {
+pub(crate) fn read(text: &str) -> Result<Notebook, String> {
     let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
     let obj = v.as_object().ok_or("the top level is not a JSON object")?;
     // nbformat 4 has `cells` with `source`; nbformat 3 has `worksheets[0].cells` with `input`.

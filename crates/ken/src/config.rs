@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use ken_engine::EmbedderSpec;
 use ken_engine::Settings;
-use ken_engine::semantic::EmbedderSpec;
 
 use crate::cli::args::EmbedderChoice;
 use serde::Deserialize;
@@ -100,8 +100,12 @@ pub struct FileConfig {
     pub request_timeout: Option<u64>,
     /// `ken serve`: largest request body in bytes (default 1 MiB).
     pub max_body_bytes: Option<usize>,
-    /// `ken serve`: seconds a client may take to send a request's headers (default 10).
+    /// `ken serve`: seconds a client may take to send a request's headers,
+    /// or its first byte on a new connection (default 10).
     pub header_timeout: Option<u64>,
+    /// `ken serve`: connections served at once; more wait to be accepted
+    /// (default 512, and never more than the open-file limit allows).
+    pub max_connections: Option<usize>,
 }
 
 /// Settings of one repository.
@@ -118,8 +122,10 @@ pub struct ServerConfig {
     pub cors_origins: Vec<String>,
     pub request_timeout: std::time::Duration,
     pub max_body_bytes: usize,
-    /// How long a client may take to send a request's headers.
+    /// How long a client may take to send a request's headers (or its first byte).
     pub header_timeout: std::time::Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
 }
 
 impl Default for ServerConfig {
@@ -130,6 +136,7 @@ impl Default for ServerConfig {
             request_timeout: std::time::Duration::from_secs(60),
             max_body_bytes: 1 << 20,
             header_timeout: std::time::Duration::from_secs(10),
+            max_connections: 512,
         }
     }
 }
@@ -151,6 +158,9 @@ pub fn server_config(home: &Path, env: &Env) -> Result<ServerConfig> {
     if let Some(t) = file.header_timeout {
         c.header_timeout = std::time::Duration::from_secs(t.max(1));
     }
+    if let Some(n) = file.max_connections {
+        c.max_connections = n.max(1);
+    }
     Ok(c)
 }
 
@@ -171,6 +181,8 @@ pub struct Env {
     pub allow_private_urls: Option<bool>,
     pub webhook_secret: Option<String>,
     pub job_stale_secs: Option<i64>,
+    /// `KEN_EMBED_NO_AVX512` set: the embedder's kernels stay off AVX-512.
+    pub embed_no_avx512: bool,
 }
 
 impl Env {
@@ -192,6 +204,7 @@ impl Env {
                 .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes")),
             webhook_secret: var("KEN_WEBHOOK_SECRET"),
             job_stale_secs: var("KEN_JOB_STALE_SECS").and_then(|v| v.parse().ok()),
+            embed_no_avx512: var("KEN_EMBED_NO_AVX512").is_some(),
         }
     }
 }
@@ -226,7 +239,7 @@ pub fn load_file(home: &Path) -> Result<FileConfig> {
 
 /// Where a local model may be, in order.
 pub fn model_dirs(home: &Path, file: &FileConfig, env: &Env) -> Vec<PathBuf> {
-    let name = ken_embed::DEFAULT_MODEL_NAME;
+    let name = ken_engine::models::DEFAULT_MODEL_NAME;
     let mut dirs = Vec::new();
     dirs.extend(env.embed_model_dir.clone());
     dirs.extend(file.embed_model_dir.clone());
@@ -271,25 +284,30 @@ fn embedder(
             None if base_url.is_some() => EmbedderChoice::Http,
             None => {
                 // the local model when one is installed, else none
-                return Ok(match ken_embed::find_model(&model_dirs(home, file, env)) {
-                    Ok(dir) => EmbedderSpec::Local {
-                        dir,
-                        int8: file.embed_int8.unwrap_or_else(ken_embed::int8_available),
+                return Ok(
+                    match ken_engine::models::find(&model_dirs(home, file, env)) {
+                        Ok(dir) => EmbedderSpec::Local {
+                            dir,
+                            int8: file
+                                .embed_int8
+                                .unwrap_or_else(ken_engine::models::int8_available),
+                        },
+                        Err(_) => EmbedderSpec::Off,
                     },
-                    Err(_) => EmbedderSpec::Off,
-                });
+                );
             }
         },
     };
     let find = || -> Result<PathBuf> {
-        ken_embed::find_model(&model_dirs(home, file, env))
-            .map_err(|e| ken_engine::EngineError::bad_input(e.to_string()).into())
+        ken_engine::models::find(&model_dirs(home, file, env)).map_err(Into::into)
     };
     Ok(match choice {
         EmbedderChoice::Off => EmbedderSpec::Off,
         EmbedderChoice::Local => EmbedderSpec::Local {
             dir: find()?,
-            int8: file.embed_int8.unwrap_or_else(ken_embed::int8_available),
+            int8: file
+                .embed_int8
+                .unwrap_or_else(ken_engine::models::int8_available),
         },
         EmbedderChoice::Static => {
             let dir = find()?;
@@ -316,7 +334,7 @@ fn embedder(
                     "--embedder http needs KEN_EMBED_MODEL (the endpoint's model name)"
                 ));
             };
-            let mut cfg = ken_embed::HttpConfig::new(url, model);
+            let mut cfg = ken_engine::HttpConfig::new(url, model);
             cfg.api_key = env
                 .embed_api_key
                 .clone()
@@ -352,7 +370,7 @@ pub fn settings(
     s.embedder = embedder(&s.home, choice, &file, env)?;
     match file.embed_text.as_deref() {
         None | Some("meta") => {}
-        Some("body") => s.embed_text = ken_engine::semantic::EmbedText::Body,
+        Some("body") => s.embed_text = ken_engine::EmbedText::Body,
         Some(other) => bail!(ken_engine::EngineError::bad_input(format!(
             "config.toml: embed_text = {other:?}: use \"meta\" or \"body\""
         ))),
@@ -362,7 +380,7 @@ pub fn settings(
     }
     match file.embed_order.as_deref() {
         None | Some("priority") => {}
-        Some("length") => s.embed_order = ken_engine::semantic::EmbedOrder::Length,
+        Some("length") => s.embed_order = ken_engine::EmbedOrder::Length,
         Some(other) => bail!(ken_engine::EngineError::bad_input(format!(
             "config.toml: embed_order = {other:?}: use \"priority\" or \"length\""
         ))),
@@ -370,6 +388,7 @@ pub fn settings(
     if let Some(b) = file.embed_budget_secs {
         s.embed_budget = Some(std::time::Duration::from_secs(b));
     }
+    s.embed_avx512 = !env.embed_no_avx512;
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;
     }
@@ -380,14 +399,14 @@ pub fn settings(
         s.rank.learned = l;
     }
     if let Some(url) = &file.rerank_base_url {
-        let mut cfg = ken_embed::RerankConfig::new(
+        let mut cfg = ken_engine::RerankConfig::new(
             url.clone(),
             file.rerank_model.clone().unwrap_or_default(),
         );
         cfg.api_key = file.rerank_api_key.clone();
         cfg.api = match file.rerank_api.as_deref() {
-            None | Some("cohere") => ken_embed::RerankApi::Cohere,
-            Some("tei") => ken_embed::RerankApi::Tei,
+            None | Some("cohere") => ken_engine::RerankApi::Cohere,
+            Some("tei") => ken_engine::RerankApi::Tei,
             Some(other) => bail!(ken_engine::EngineError::bad_input(format!(
                 "config.toml: rerank_api = {other:?}: use \"cohere\" or \"tei\""
             ))),
@@ -431,7 +450,7 @@ pub fn settings(
                 "KEN_LLM_BASE_URL is set but no model: set KEN_LLM_MODEL (the endpoint's model name)"
             ));
         };
-        let mut cfg = ken_llm::ChatConfig::new(url, model);
+        let mut cfg = ken_engine::ChatConfig::new(url, model);
         cfg.api_key = env.llm_api_key.clone().or_else(|| file.llm_api_key.clone());
         if let Some(t) = file.llm_timeout {
             cfg.timeout = std::time::Duration::from_secs(t);
@@ -483,7 +502,7 @@ mod tests {
         assert!(format!("{err:#}").contains("invalid config file"));
         std::fs::write(dir.path().join("config.toml"), "embed_text = \"body\"\n").unwrap();
         let s = settings(Some(dir.path()), &Env::default(), None).unwrap();
-        assert_eq!(s.embed_text, ken_engine::semantic::EmbedText::Body);
+        assert_eq!(s.embed_text, ken_engine::EmbedText::Body);
         std::fs::write(dir.path().join("config.toml"), "embed_text = \"all\"\n").unwrap();
         let err = settings(Some(dir.path()), &Env::default(), None).unwrap_err();
         assert!(

@@ -31,6 +31,7 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    unset_empty_variables();
     let args = cli::args::Cli::parse();
     let out = output::Output::new(args.global.json, args.global.color);
     let code = match cli::run(args, &out) {
@@ -41,4 +42,17 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// An empty `KEN_*` variable means unset (`KEN_STORE= ken status`), for
+/// the flags clap reads from the environment as for `config::Env`.
+fn unset_empty_variables() {
+    let empty: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(k, v)| k.to_string_lossy().starts_with("KEN_") && v.is_empty())
+        .map(|(k, _)| k)
+        .collect();
+    for k in empty {
+        // SAFETY: called first thing in `main`, before any thread exists.
+        unsafe { std::env::remove_var(k) };
+    }
 }

@@ -4,8 +4,8 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ken_engine::index::Progress;
-use ken_engine::semantic::EmbedProgress;
+use ken_engine::EmbedProgress;
+use ken_engine::Progress;
 
 pub struct Bar {
     bar: Option<ProgressBar>,

@@ -1,4 +1,4 @@
-//! The JSON shapes of DESIGN.md §2, defined once and shared by `--json`,
+//! The JSON shapes of docs/cli.md and docs/http.md, defined once and shared by `--json`,
 //! the HTTP API and the MCP tools. Converted from engine types here, so the
 //! engine's structs can change without changing what scripts and clients
 //! read. Fields may be added, never renamed.
@@ -6,15 +6,15 @@
 use std::collections::BTreeMap;
 
 use ken_core::Hit;
-use ken_engine::ask::{AskResponse, StepOutcome};
-use ken_engine::index::IndexReport;
-use ken_engine::jobs::Job as EngineJob;
-use ken_engine::people::PersonSummary;
-use ken_engine::search::SearchResponse;
-use ken_engine::status::RepoStatus as EngineRepoStatus;
-use ken_engine::who::{LogHit, WhoResponse as EngineWho};
+use ken_engine::Claim as EngineClaim;
+use ken_engine::IndexReport;
+use ken_engine::Job as EngineJob;
+use ken_engine::PersonSummary;
+use ken_engine::RepoStatus as EngineRepoStatus;
+use ken_engine::SearchResponse;
+use ken_engine::{AskResponse, StepOutcome};
 use ken_engine::{EngineError, FileRange as EngineRange, StructureAnswer, SymbolHit};
-use ken_llm::Claim as EngineClaim;
+use ken_engine::{LogHit, WhoResponse as EngineWho};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -180,8 +180,8 @@ pub struct Rerank {
     pub tokens: Option<u64>,
 }
 
-impl From<&ken_engine::search::RerankCost> for Rerank {
-    fn from(c: &ken_engine::search::RerankCost) -> Rerank {
+impl From<&ken_engine::RerankCost> for Rerank {
+    fn from(c: &ken_engine::RerankCost) -> Rerank {
         Rerank {
             model: c.model.clone(),
             documents: c.documents,
@@ -379,8 +379,8 @@ pub struct WhoTicketCommit {
     pub files: Vec<String>,
 }
 
-impl From<&ken_engine::report::TicketEvidence> for WhoTicket {
-    fn from(t: &ken_engine::report::TicketEvidence) -> WhoTicket {
+impl From<&ken_engine::TicketEvidence> for WhoTicket {
+    fn from(t: &ken_engine::TicketEvidence) -> WhoTicket {
         WhoTicket {
             repo: t.repo.clone(),
             id: t.id.clone(),
@@ -778,6 +778,17 @@ impl From<&EngineRepoStatus> for Repo {
     }
 }
 
+impl Repo {
+    /// A repository as a remote caller sees it: no path of the server's
+    /// unless the caller is an admin.
+    pub fn for_caller(r: &EngineRepoStatus, who: &ken_engine::Principal) -> Repo {
+        Repo {
+            source: r.source_for(who).map(str::to_string),
+            ..Repo::from(r)
+        }
+    }
+}
+
 /// `ken status --json` and `GET /api/v1/repos`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct Repos {
@@ -1058,7 +1069,7 @@ mod tests {
 
     use super::*;
     use ken_core::{ChunkKind, Language, Signals};
-    use ken_engine::graph::StructureResult;
+    use ken_engine::StructureResult;
     use serde_json::json;
 
     fn hit() -> Hit {
@@ -1142,20 +1153,20 @@ mod tests {
     fn structure_shape() {
         let r = StructureResult {
             symbol: "load".into(),
-            candidates: vec![ken_engine::graph::DefRef {
+            candidates: vec![ken_engine::DefRef {
                 path: "a.py".into(),
                 symbol: "load".into(),
                 kind: "function".into(),
                 start_line: 1,
                 end_line: 3,
             }],
-            results: vec![ken_engine::graph::Related {
+            results: vec![ken_engine::Related {
                 path: "b.py".into(),
                 symbol: "main".into(),
                 start_line: 5,
                 end_line: 9,
                 depth: 2,
-                via: vec![ken_engine::graph::Step {
+                via: vec![ken_engine::Step {
                     from: "b.py:main".into(),
                     to: "a.py:run".into(),
                     kind: "call".into(),
@@ -1185,13 +1196,13 @@ mod tests {
         let w = EngineWho {
             query: "config".into(),
             read_as: "topic".into(),
-            people: vec![ken_engine::people::WhoPerson {
+            people: vec![ken_engine::WhoPerson {
                 rank: 1,
                 id: "ada".into(),
                 name: "Ada".into(),
                 emails: vec!["ada@example.com".into()],
                 score: 0.5,
-                evidence: vec![ken_engine::people::Evidence {
+                evidence: vec![ken_engine::Evidence {
                     path: "a.py".into(),
                     symbol: Some("load".into()),
                     share: 1.0,
@@ -1215,9 +1226,9 @@ mod tests {
     fn claim_shape() {
         let c = EngineClaim {
             text: "It loads [a.py:1-3].".into(),
-            status: ken_llm::ClaimStatus::Verified,
+            status: ken_engine::ClaimStatus::Verified,
             citations: vec![
-                ken_llm::Citation {
+                ken_engine::Citation {
                     path: "a.py".into(),
                     start_line: 1,
                     end_line: 3,
@@ -1225,7 +1236,7 @@ mod tests {
                     raw: "a.py:1-3".into(),
                     cell: None,
                 },
-                ken_llm::Citation {
+                ken_engine::Citation {
                     path: "b.ipynb".into(),
                     start_line: 4,
                     end_line: 5,
@@ -1252,7 +1263,7 @@ mod tests {
             repo: "flask".into(),
             rev: Some("abc".into()),
             origin: "webhook".into(),
-            state: ken_store::JobState::Running,
+            state: ken_engine::JobState::Running,
             progress: Some(json!({"phase": "files", "done": 1, "total": 2})),
             result: None,
             error: None,

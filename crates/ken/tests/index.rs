@@ -3,6 +3,7 @@
 mod common;
 
 use common::*;
+use serde_json::Value;
 
 #[test]
 fn working_tree_then_search() {
@@ -270,4 +271,33 @@ fn status_reports_the_commit() {
     assert!(repo["stats"]["chunks"].as_u64().unwrap() >= 3);
     let out = ken.run(&["status"]);
     assert!(stdout(&out).contains(&sha[..12]));
+}
+
+#[test]
+fn an_empty_variable_means_unset() {
+    let r = Repo::new();
+    python_project(&r);
+    r.commit("initial");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    for var in [
+        "KEN_STORE",
+        "KEN_EMBEDDER",
+        "KEN_EMBED_BASE_URL",
+        "KEN_LLM_BASE_URL",
+    ] {
+        let out = ken
+            .cmd()
+            .env(var, "")
+            .args(["status", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{var}= ken status failed: {}",
+            stderr(&out)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["repos"][0]["name"], "shop", "{var}");
+    }
 }

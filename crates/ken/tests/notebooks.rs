@@ -137,3 +137,67 @@ fn a_python_file_hit_has_no_cell() {
     assert_eq!(v["results"][0]["path"], "rain.py");
     assert!(v["results"][0].get("cell").is_none(), "{v}");
 }
+
+/// The names of a hit's authors, largest share first.
+fn author_names(hit: &Value) -> Vec<&str> {
+    hit["authors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_notebook_cells_authors_are_who_wrote_its_lines() {
+    // Ada writes the loading cell; a month later Grace puts a plotting cell
+    // before it. Blame counts the notebook's JSON lines, chunks its code view.
+    let r = Repo::new();
+    r.write("analysis/rain.ipynb", notebook(&[(LOAD, json!([]))]));
+    r.commit_as(
+        "Ada Lovelace",
+        "ada@example.com",
+        "2024-01-02T10:00:00",
+        "load the rainfall",
+    );
+    r.write(
+        "analysis/rain.ipynb",
+        notebook(&[(PLOT, json!([])), (LOAD, json!([]))]),
+    );
+    r.commit_as(
+        "Grace Hopper",
+        "grace@example.com",
+        "2024-02-02T10:00:00",
+        "plot the rainfall",
+    );
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "nb"]);
+
+    // cell 1 (after the markdown cell 0): Grace's, code-view lines 1-4
+    let v = ken.search(&["plot_rainfall"]);
+    let plot = &v["results"][0];
+    assert_eq!(
+        (plot["cell"].as_u64(), plot["start_line"].as_u64()),
+        (Some(1), Some(1)),
+        "{plot}"
+    );
+    assert_eq!(author_names(plot), ["Grace Hopper"], "{plot}");
+    // cell 2: Ada's, code-view lines 6-10
+    let v = ken.search(&["load_rainfall"]);
+    let load = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["cell"] == 2)
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(
+        (load["start_line"].as_u64(), load["end_line"].as_u64()),
+        (Some(6), Some(10)),
+        "{load}"
+    );
+    assert_eq!(author_names(load), ["Ada Lovelace"], "{load}");
+
+    // `ken who` for the function in Grace's cell names her first
+    let who = ken.json(&["who", "--json", "plot_rainfall"]);
+    assert_eq!(who["people"][0]["name"], "Grace Hopper", "{who}");
+}

@@ -58,7 +58,7 @@ fn int8_is_the_default_where_the_cpu_has_it() {
     let model = int8["model"].as_str().unwrap();
     assert_eq!(
         model.ends_with(":int8"),
-        ken_embed::int8_available(),
+        ken_engine::models::int8_available(),
         "{model}"
     );
     assert!(!full["model"].as_str().unwrap().ends_with(":int8"));

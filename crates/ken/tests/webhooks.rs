@@ -182,7 +182,25 @@ fn pushes_queue_one_job_per_commit_and_update_the_index() {
         "--rev",
         &initial,
     ]);
-    let (st, v) = deliver(&s, &body, Some(&sign(&body)), "d-9", "push");
+    // a replay of the earlier push (its signed body again, under any
+    // delivery id or none) moves nothing back
+    let (st, v) = deliver(&s, &body, Some(&sign(&body)), "d-forged", "push");
+    assert_eq!((st, &v["new"]), (202, &json!(false)), "{v}");
+    let (st, v) = reply(
+        s.http
+            .post(format!("{}/hooks/github", s.base))
+            .header("content-type", "application/json")
+            .header("x-hub-signature-256", sign(&body))
+            .body(body.clone())
+            .send()
+            .unwrap(),
+    );
+    assert_eq!((st, &v["new"]), (202, &json!(false)), "{v}");
+    // a new push of that commit (GitHub's says where the branch was before)
+    let mut repush: Value = serde_json::from_slice(&body).unwrap();
+    repush["before"] = json!(initial);
+    let repush = repush.to_string().into_bytes();
+    let (st, v) = deliver(&s, &repush, Some(&sign(&repush)), "d-9", "push");
     assert_eq!((st, &v["new"]), (202, &json!(true)), "{v}");
     assert_ne!(v["job"].as_str(), Some(job.as_str()));
     let again = s.wait_job(v["job"].as_str().unwrap(), &t, Duration::from_secs(120));

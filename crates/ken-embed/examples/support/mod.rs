@@ -5,20 +5,34 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Where the benchmarks read flask's code: `--flask DIR`, else
-/// `$KEN_FLASK_GIT_DIR`, else the `fetch` tool's mirror layout. A missing
+/// `$KEN_FLASK_GIT_DIR`; there is no default location. A missing or absent
 /// repository is an error that says how to give one.
 pub fn flask_git_dir(args: &[String]) -> PathBuf {
-    let dir = arg(args, "--flask")
-        .or_else(|| std::env::var("KEN_FLASK_GIT_DIR").ok())
-        .unwrap_or_else(|| "/work/.mirror/pallets+flask/repo".into());
+    flask_git_dir_from(
+        arg(args, "--flask"),
+        std::env::var("KEN_FLASK_GIT_DIR").ok(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`flask_git_dir`] from the flag's and the variable's values.
+pub fn flask_git_dir_from(flag: Option<String>, env: Option<String>) -> Result<PathBuf, String> {
+    let Some(dir) = flag.or(env).filter(|d| !d.is_empty()) else {
+        return Err(
+            "no flask repository given: clone https://github.com/pallets/flask \
+             (bare is fine) and pass --flask DIR or set KEN_FLASK_GIT_DIR"
+                .into(),
+        );
+    };
     let dir = PathBuf::from(dir);
-    assert!(
-        dir.exists(),
-        "no flask repository at {}: clone https://github.com/pallets/flask (bare is fine) \
-         and pass --flask DIR or set KEN_FLASK_GIT_DIR",
-        dir.display()
-    );
-    dir
+    if !dir.exists() {
+        return Err(format!(
+            "no flask repository at {}: clone https://github.com/pallets/flask (bare is fine) \
+             and pass --flask DIR or set KEN_FLASK_GIT_DIR",
+            dir.display()
+        ));
+    }
+    Ok(dir)
 }
 
 /// One chunk: file, name of the definition it starts with, text.
@@ -182,4 +196,30 @@ pub fn flops(n: usize, layers: usize, h: usize, inter: usize) -> f64 {
     let dense = 2.0 * (4 * h * h + 2 * h * inter) as f64 * n as f64;
     let attn = 4.0 * (n * n * h) as f64;
     layers as f64 * (dense + attn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flask_repository_has_no_default_location() {
+        let err = flask_git_dir_from(None, None).unwrap_err();
+        assert!(
+            err.contains("--flask") && err.contains("KEN_FLASK_GIT_DIR"),
+            "{err}"
+        );
+        // the flag wins over the variable; a missing directory is named
+        let err = flask_git_dir_from(
+            Some("/nonexistent/flag".into()),
+            Some("/nonexistent/env".into()),
+        )
+        .unwrap_err();
+        assert!(err.contains("/nonexistent/flag"), "{err}");
+        let here = env!("CARGO_MANIFEST_DIR").to_string();
+        assert_eq!(
+            flask_git_dir_from(None, Some(here.clone())),
+            Ok(PathBuf::from(here))
+        );
+    }
 }

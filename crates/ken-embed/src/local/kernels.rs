@@ -41,13 +41,23 @@ pub(crate) enum SimdLevel {
     V4,
 }
 
+/// Set before the first embedding to keep the kernels off AVX-512.
+static NO_AVX512: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Keeps the local embedder's kernels off AVX-512 (AVX2 at most), for
+/// machines that slow down under it; takes effect when called before the
+/// first embedding of the process.
+pub fn forbid_avx512() {
+    NO_AVX512.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 pub(crate) fn simd_level() -> SimdLevel {
     use std::sync::OnceLock;
     static LEVEL: OnceLock<SimdLevel> = OnceLock::new();
     *LEVEL.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::env::var_os("KEN_EMBED_NO_AVX512").is_none()
+            if !NO_AVX512.load(std::sync::atomic::Ordering::Relaxed)
                 && is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512vl")
                 && is_x86_feature_detected!("avx512dq")

@@ -15,6 +15,7 @@ pub use bert::Pooling;
 use bert::{Bert, BertConfig};
 use candle_ref::CandleBert;
 pub use cross::{CrossOptions, LocalCrossEncoder};
+pub use kernels::forbid_avx512;
 
 use crate::error::{EmbedError, Result};
 use crate::{Embedder, l2_normalize, sha256_file};

@@ -13,10 +13,14 @@
 //! [`Identities::resolve`] tries, in order: the commit's email against the
 //! identities files (case-insensitively); the mailmap-canonical email; the
 //! GitHub handle of a noreply address; a name that only one known person
-//! uses (generic names such as `root` never match); a person already seen
-//! in commits with the same normalised name (case, spacing and punctuation
-//! aside), or whose name is the handle of the noreply address (or whose
-//! noreply handle is the name); and otherwise makes a new person. The
+//! uses (generic names such as `root` never match). An author none of these
+//! describe is a commit author of their own: commit authors are merged into
+//! people by a union-find over every observed identity (authors.rs), two
+//! being one person when they share an id (the canonical email, or a
+//! noreply address's handle), the same normalised name (case, spacing and
+//! punctuation aside), or when one's name is the handle of the other's
+//! noreply address; so who is one person does not depend on the order
+//! commits are observed in, and neither do their ids and display names. The
 //! same-name merge of commit authors can be turned off with
 //! `merge_same_names = false` in an identities file. An identities-file person and a mailmap identity that share
 //! an email are one person. Mailmap identities given the same proper name
@@ -45,13 +49,16 @@
 //! both and the later file's name. One email or handle claimed by two
 //! different ids is an error.
 
+mod authors;
 mod bots;
 mod build;
 mod file;
 mod mailmap;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
+use authors::{Author, Authors};
 pub use bots::{github_handle, is_bot};
 pub use mailmap::{Mailmap, MailmapEntry};
 
@@ -135,30 +142,34 @@ const GENERIC_NAMES: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct Identities {
     mailmap: Mailmap,
-    /// Identities-file and mailmap people first, then those seen in commits.
+    /// Identities-file and mailmap people.
     people: Vec<Person>,
     bot_override: HashMap<usize, bool>,
     by_id: HashMap<String, usize>,
     by_email: HashMap<String, usize>,
     by_handle: HashMap<String, usize>,
     by_name: HashMap<String, Vec<usize>>,
-    /// Ids of people seen in commits only.
-    seen: HashMap<String, usize>,
-    /// Normalised names and noreply handles of people seen in commits only.
-    seen_names: HashMap<String, usize>,
+    /// Commit authors no identities file or mailmap describes.
+    authors: Authors,
+    /// `people`, then the people `authors` make (built when first asked
+    /// for after an observation).
+    all: OnceLock<Built>,
     /// `merge_same_names = false`: commit authors sharing only a name stay apart.
     keep_names_apart: bool,
 }
 
+/// Everyone, and where each group of authors is in the list.
+#[derive(Debug, Clone, Default)]
+struct Built {
+    people: Vec<Person>,
+    /// A group's root node → its index in `people`.
+    at: HashMap<usize, usize>,
+}
+
 enum Resolved {
     Known(usize),
-    New {
-        id: String,
-        name: String,
-        email: String,
-        handle: Option<String>,
-        is_bot: bool,
-    },
+    /// An author nobody described: the identity, and the keys it merges by.
+    New(Author, Vec<String>),
 }
 
 impl Identities {
@@ -209,86 +220,93 @@ impl Identities {
     pub fn resolve(&self, name: &str, email: &str) -> PersonRef {
         match self.resolve_inner(name, email) {
             Resolved::Known(i) => self.person_ref(i),
-            Resolved::New {
-                id, name, is_bot, ..
-            } => match self.seen.get(&id) {
-                Some(&i) => self.person_ref(i),
-                None => PersonRef {
-                    id,
-                    display_name: name,
-                    is_bot,
-                },
-            },
+            Resolved::New(author, keys) => {
+                let keys = if self.keep_names_apart {
+                    &[][..]
+                } else {
+                    &keys
+                };
+                match self.authors.lookup(&author.id, keys) {
+                    Some(n) => self.authors.person_ref(n),
+                    None => PersonRef {
+                        id: author.id,
+                        display_name: author.display,
+                        is_bot: author.is_bot,
+                    },
+                }
+            }
         }
     }
 
     /// Resolve, and record the identity as an alias of the person (making
     /// a new person for someone unknown), so [`Identities::people`] lists
     /// everyone seen with every alias.
+    ///
+    /// The answer is the person as known so far: a later identity can join
+    /// two authors into one person (say a noreply address whose handle is
+    /// one's name and whose name is the other's), and then both resolve to
+    /// that person. Once every identity is observed, the people, their ids
+    /// and their names do not depend on the order they were observed in.
     pub fn observe(&mut self, name: &str, email: &str) -> PersonRef {
         let name_t = name.trim();
         let email_l = clean_email(email);
-        let i = match self.resolve_inner(name, email) {
-            Resolved::Known(i) => i,
-            Resolved::New {
-                id,
-                name: display,
-                email: canonical,
-                handle,
-                is_bot,
-            } => match self.seen.get(&id) {
-                Some(&i) => i,
-                None => {
-                    let i = self.people.len();
-                    self.people.push(Person {
-                        id: id.clone(),
-                        name: display,
-                        emails: non_empty(canonical),
-                        names: Vec::new(),
-                        handles: handle.into_iter().collect(),
-                        external: BTreeMap::new(),
-                        is_bot,
-                        origin: Origin::Commits,
-                        seen: 0,
-                    });
-                    self.seen.insert(id, i);
-                    i
+        self.all = OnceLock::new();
+        match self.resolve_inner(name, email) {
+            Resolved::Known(i) => {
+                let p = &mut self.people[i];
+                p.seen += 1;
+                if !email_l.is_empty() && !p.emails.contains(&email_l) {
+                    p.emails.push(email_l);
                 }
-            },
-        };
-        if self.people[i].origin == Origin::Commits {
-            let handle = github_handle(&email_l);
-            for key in name_key(name_t).into_iter().chain(handle) {
-                self.seen_names.entry(key).or_insert(i);
+                if !name_t.is_empty()
+                    && !p.name.eq_ignore_ascii_case(name_t)
+                    && !p.names.iter().any(|n| n.eq_ignore_ascii_case(name_t))
+                {
+                    p.names.push(name_t.to_string());
+                }
+                self.person_ref(i)
+            }
+            Resolved::New(author, keys) => {
+                let keys = if self.keep_names_apart {
+                    &[][..]
+                } else {
+                    &keys
+                };
+                let n = self.authors.observe(author, keys);
+                self.authors.person_ref(n)
             }
         }
-        let p = &mut self.people[i];
-        p.seen += 1;
-        if !email_l.is_empty() && !p.emails.contains(&email_l) {
-            p.emails.push(email_l);
-        }
-        if !name_t.is_empty()
-            && !p.name.eq_ignore_ascii_case(name_t)
-            && !p.names.iter().any(|n| n.eq_ignore_ascii_case(name_t))
-        {
-            p.names.push(name_t.to_string());
-        }
-        self.person_ref(i)
     }
 
-    /// Everyone known: identities-file and mailmap people, then people seen
-    /// by [`Identities::observe`], each with all their aliases.
+    /// Everyone known: identities-file and mailmap people, then the people
+    /// seen by [`Identities::observe`] only (ordered by id), each with all
+    /// their aliases.
     pub fn people(&self) -> &[Person] {
-        &self.people
+        &self.built().people
     }
 
-    /// The person with this id (case-insensitive).
+    /// The person with this id (case-insensitive): a person's own id, or
+    /// the id one of their commit identities would have on its own.
     pub fn person(&self, id: &str) -> Option<&Person> {
         let id = id.to_lowercase();
-        self.by_id
-            .get(&id)
-            .or_else(|| self.seen.get(&id))
-            .map(|&i| &self.people[i])
+        if let Some(&i) = self.by_id.get(&id) {
+            return Some(&self.people[i]);
+        }
+        let root = self.authors.root(self.authors.by_id(&id)?);
+        let built = self.built();
+        built.at.get(&root).map(|&i| &built.people[i])
+    }
+
+    fn built(&self) -> &Built {
+        self.all.get_or_init(|| {
+            let mut people = self.people.clone();
+            let mut at = HashMap::new();
+            for (root, person) in self.authors.people() {
+                at.insert(root, people.len());
+                people.push(person);
+            }
+            Built { people, at }
+        })
     }
 
     /// People matching `query` by any alias, case-insensitively: id, name,
@@ -319,9 +337,9 @@ impl Identities {
                     .iter()
                     .any(|e| e.split('@').next().is_some_and(|l| l == q))
         };
-        let mut out: Vec<Person> = self.people.iter().filter(|p| exact(p)).cloned().collect();
+        let mut out: Vec<Person> = self.people().iter().filter(|p| exact(p)).cloned().collect();
         let more: Vec<Person> = self
-            .people
+            .people()
             .iter()
             .filter(|p| !exact(p) && partial(p))
             .cloned()
@@ -368,17 +386,15 @@ impl Identities {
                 return Resolved::Known(*i);
             }
         }
-        if !self.keep_names_apart {
-            let keys = name_key(mname)
-                .into_iter()
-                .chain(name_key(name_t))
-                .chain(handle.clone());
-            for key in keys {
-                if let Some(&i) = self.seen_names.get(&key) {
-                    return Resolved::Known(i);
-                }
-            }
-        }
+        // Commit authors with the same normalised name, or whose name is
+        // the other's noreply handle, are one person.
+        let mut keys: Vec<String> = name_key(mname)
+            .into_iter()
+            .chain(name_key(name_t))
+            .chain(handle.clone())
+            .collect();
+        keys.sort();
+        keys.dedup();
         let id = match &handle {
             Some(h) if !self.by_id.contains_key(h) => h.clone(),
             Some(h) => format!("github:{h}"),
@@ -386,17 +402,21 @@ impl Identities {
             None if !mname.is_empty() => format!("name:{}", mname.to_lowercase()),
             None => "unknown".to_string(),
         };
-        Resolved::New {
-            id,
-            name: if mname.is_empty() {
+        let author = Author {
+            name: name_t.to_string(),
+            email: email_l.clone(),
+            display: if mname.is_empty() {
                 memail.clone()
             } else {
                 mname.to_string()
             },
             is_bot: is_bot(mname, &memail) || is_bot(name_t, &email_l),
-            email: memail,
+            canonical: memail,
+            id,
             handle,
-        }
+            seen: 0,
+        };
+        Resolved::New(author, keys)
     }
 }
 
@@ -408,10 +428,6 @@ fn push_unique(v: &mut Vec<String>, s: String) {
     if !s.is_empty() && !v.iter().any(|x| x.eq_ignore_ascii_case(&s)) {
         v.push(s);
     }
-}
-
-fn non_empty(s: String) -> Vec<String> {
-    if s.is_empty() { Vec::new() } else { vec![s] }
 }
 
 /// The key two commit authors are merged by: the name's words, lower-cased,

@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::BTreeSet;
 
 const MAILMAP: &str = "\
 Jane Doe <jane@example.com> <jane@old-laptop.local>
@@ -184,9 +185,13 @@ fn observe_records_aliases_and_new_people() {
     assert!(ahmed.names.contains(&"A. Karim".to_string()));
     let new = ids.person("new@example.org").unwrap();
     assert_eq!(new.origin, Origin::Commits);
-    assert_eq!(new.name, "Newcomer");
-    assert_eq!(new.names, vec!["Newcomer N.".to_string()]);
-    assert_eq!(ids.resolve("x", "new@example.org").display_name, "Newcomer");
+    // the fuller of the two names, whichever came first
+    assert_eq!(new.name, "Newcomer N.");
+    assert_eq!(new.names, vec!["Newcomer".to_string()]);
+    assert_eq!(
+        ids.resolve("x", "new@example.org").display_name,
+        "Newcomer N."
+    );
     assert!(ids.people().iter().any(|p| p.id == "new@example.org"));
     assert_eq!(ids.find("newcomer").len(), 1);
 }
@@ -217,11 +222,14 @@ fn bad_toml_says_where() {
 #[test]
 fn commit_authors_with_the_same_name_are_one_person() {
     let mut ids = Identities::default();
-    let a = ids.observe("Maria  Lopez", "maria@home.example");
+    ids.observe("Maria  Lopez", "maria@home.example");
     let b = ids.observe("maria lopez", "m.lopez@corp.example");
+    let a = ids.resolve("Maria  Lopez", "maria@home.example");
     assert_eq!(a.id, b.id, "case and spacing aside, the same name");
     // pure look-ups agree once the authors are observed
     assert_eq!(ids.resolve("Maria Lopez", "m.lopez@corp.example").id, a.id);
+    // the person is found by the id either address would have alone
+    assert_eq!(ids.person("maria@home.example").unwrap().id, a.id);
     let maria = ids.person(&a.id).unwrap();
     assert_eq!(maria.emails.len(), 2, "{maria:?}");
     // generic names and bots are never merged by name
@@ -234,9 +242,10 @@ fn commit_authors_with_the_same_name_are_one_person() {
 fn noreply_addresses_merge_with_their_handle() {
     // the handle first seen as a name
     let mut ids = Identities::default();
-    let a = ids.observe("mlopez", "maria@home.example");
+    ids.observe("mlopez", "maria@home.example");
     let b = ids.observe("Maria Lopez", "4711+mlopez@users.noreply.github.com");
-    assert_eq!(a.id, b.id);
+    let a = ids.resolve("mlopez", "maria@home.example");
+    assert_eq!((a.id.as_str(), b.id.as_str()), ("mlopez", "mlopez"));
     // the noreply address first, then the handle as a name, and the old
     // noreply form without the numeric id
     let mut ids = Identities::default();
@@ -260,4 +269,110 @@ fn same_name_merging_can_be_turned_off() {
     let a = ids.observe("Sam Lee", "sam@one.example");
     let b = ids.observe("Sam Lee", "sam@two.example");
     assert_eq!(a.id, b.id);
+}
+
+/// Every order of `identities` observed (the order, as indices), each
+/// giving the person set of commit authors (each person's id, display name
+/// and sorted aliases) and the id every identity resolves to.
+#[allow(clippy::type_complexity)]
+fn every_order(
+    base: &Identities,
+    identities: &[(&str, &str)],
+) -> Vec<(
+    Vec<usize>,
+    BTreeSet<(String, String, Vec<String>, Vec<String>, Vec<String>)>,
+    Vec<String>,
+)> {
+    fn permutations(n: usize) -> Vec<Vec<usize>> {
+        if n == 0 {
+            return vec![Vec::new()];
+        }
+        let mut out = Vec::new();
+        for p in permutations(n - 1) {
+            for at in 0..=p.len() {
+                let mut q = p.clone();
+                q.insert(at, n - 1);
+                out.push(q);
+            }
+        }
+        out
+    }
+    let sorted = |v: &[String]| {
+        let mut v: Vec<String> = v.iter().map(|s| s.to_lowercase()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    permutations(identities.len())
+        .into_iter()
+        .map(|order| {
+            let mut ids = base.clone();
+            for &i in &order {
+                ids.observe(identities[i].0, identities[i].1);
+            }
+            let people = ids
+                .people()
+                .iter()
+                .filter(|p| p.origin == Origin::Commits)
+                .map(|p| {
+                    (
+                        p.id.clone(),
+                        p.name.clone(),
+                        sorted(&p.emails),
+                        sorted(&p.names),
+                        sorted(&p.handles),
+                    )
+                })
+                .collect();
+            let resolved = identities
+                .iter()
+                .map(|(n, e)| ids.resolve(n, e).id)
+                .collect();
+            (order, people, resolved)
+        })
+        .collect()
+}
+
+#[test]
+fn merging_does_not_depend_on_the_order_identities_are_observed() {
+    // A handle-only identity (the noreply address, named by its handle),
+    // the person's name with another address, and the name with the
+    // handle's other noreply form: one person, whatever comes first.
+    let three_way = [
+        ("jrivera", "123+jrivera@users.noreply.github.com"),
+        ("Jo Rivera", "jo@home.example"),
+        ("Jo Rivera", "jrivera@users.noreply.github.com"),
+    ];
+    // The handle as the name of one commit, the noreply address with the
+    // full name, and the full name with a work address.
+    let by_name = [
+        ("mlopez", "maria@home.example"),
+        ("Maria Lopez", "4711+mlopez@users.noreply.github.com"),
+        ("maria  lopez", "m.lopez@corp.example"),
+        ("Someone Else", "else@corp.example"),
+    ];
+    for (identities, people) in [(&three_way[..], 1), (&by_name[..], 2)] {
+        for base in [Identities::default(), ids()] {
+            let all = every_order(&base, identities);
+            let (first_order, first_people, first_resolved) = &all[0];
+            assert_eq!(
+                first_people.len(),
+                people,
+                "{first_order:?}: {first_people:?}"
+            );
+            for (order, people, resolved) in &all[1..] {
+                assert_eq!(
+                    (people, resolved),
+                    (first_people, first_resolved),
+                    "{order:?} against {first_order:?}"
+                );
+            }
+        }
+    }
+    // Kept apart when names may not merge: only the two noreply forms of
+    // one handle are one person.
+    let apart = Identities::from_sources(None, &["merge_same_names = false\n"]).unwrap();
+    let all = every_order(&apart, &three_way);
+    assert!(all.iter().all(|(_, people, _)| people == &all[0].1));
+    assert_eq!(all[0].1.len(), 2, "{:?}", all[0].1);
 }

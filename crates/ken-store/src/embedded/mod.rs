@@ -69,7 +69,7 @@ impl EmbeddedStore {
 
     /// Open for reading (creating an empty index if there is none).
     pub fn open(dir: &Path) -> Result<EmbeddedStore> {
-        std::fs::create_dir_all(dir)?;
+        crate::private::create_dir(dir)?;
         let conns = pool::Pool::open(&dir.join("index.sqlite"))?;
         let chunk_index = LexicalIndex::open(&dir.join("lexical/chunks"))?;
         let file_index = LexicalIndex::open(&dir.join("lexical/files"))?;
@@ -87,7 +87,7 @@ impl EmbeddedStore {
     /// Open for writing: takes the index's lock (refusing if another writer
     /// holds it) and repairs what an interrupted writer left behind.
     pub fn open_for_writing(dir: &Path) -> Result<EmbeddedStore> {
-        std::fs::create_dir_all(dir)?;
+        crate::private::create_dir(dir)?;
         let lock_path = dir.join("lock");
         let lock = File::options()
             .create(true)

@@ -1,7 +1,7 @@
 use anyhow::Result;
-use ken_engine::ask::{AskObserver, AskRequest};
+use ken_engine::ClaimStatus;
 use ken_engine::{Access, Engine};
-use ken_llm::ClaimStatus;
+use ken_engine::{AskObserver, AskRequest};
 
 use super::args::AskArgs;
 use crate::output::Output;

@@ -2,9 +2,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use ken_engine::eval::{EvalMode, EvalOptions};
-use ken_engine::search::Mode;
-use ken_engine::{Engine, EngineError};
+use ken_engine::{Engine, EngineError, EvalMode, EvalOptions, Mode};
 
 use super::args::{EvalArgs, EvalModeArg};
 use crate::output::Output;
@@ -19,17 +17,6 @@ pub fn run(engine: &Engine, a: EvalArgs, out: &Output, quiet: bool) -> Result<i3
         };
         repos.insert(name.to_string(), PathBuf::from(path));
     }
-    let own;
-    let engine = if a.params.is_empty() {
-        engine
-    } else {
-        let mut settings = engine.settings().clone();
-        for p in &a.params {
-            settings.rank.set_pair(p)?;
-        }
-        own = Engine::new(settings);
-        &own
-    };
     let opts = EvalOptions {
         file: a.file,
         repos,
@@ -44,6 +31,7 @@ pub fn run(engine: &Engine, a: EvalArgs, out: &Output, quiet: bool) -> Result<i3
         max_queries: a.max_queries,
         who: a.who,
         expand: a.expand,
+        params: a.params,
     };
     let log = |line: &str| {
         if !quiet {

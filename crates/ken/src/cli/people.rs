@@ -1,6 +1,6 @@
 use anyhow::Result;
-use ken_engine::time::format_date;
-use ken_engine::who::LogSearchRequest;
+use ken_engine::LogSearchRequest;
+use ken_engine::format_date;
 use ken_engine::{Access, Engine};
 
 use super::args::{LogSearchArgs, PeopleArgs, WhoArgs};

@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use ken_engine::report::ReportRequest;
+use ken_engine::ReportRequest;
+use ken_engine::TicketFormat;
 use ken_engine::{Access, Engine, EngineError};
-use ken_report::tickets::TicketFormat;
 
 use super::args::{ReportArgs, TicketsCommand};
 use crate::output::Output;
@@ -28,8 +28,8 @@ pub fn report(engine: &Engine, a: ReportArgs, out: &Output) -> Result<i32> {
     let report = engine.report(&req, &Access::All)?;
     let text = match format {
         "json" => serde_json::to_string_pretty(&report)? + "\n",
-        "html" | "pdf" => ken_report::render::html(&report),
-        _ => ken_report::render::markdown(&report),
+        "html" | "pdf" => ken_engine::render::html(&report),
+        _ => ken_engine::render::markdown(&report),
     };
     match (&a.out, format) {
         (Some(path), "pdf") => {
@@ -160,7 +160,7 @@ pub fn tickets(engine: &Engine, t: TicketsCommand, out: &Output) -> Result<i32> 
                             "ticket": t.ticket,
                             "commits": t.commits.iter().map(|c| serde_json::json!({
                                 "sha": c.sha, "summary": c.summary, "author": c.author_name,
-                                "date": ken_engine::time::format_date(c.author_time),
+                                "date": ken_engine::format_date(c.author_time),
                             })).collect::<Vec<_>>(),
                         })
                     })

@@ -1,7 +1,7 @@
 use anyhow::Result;
-use ken_engine::request::FilterSpec;
-use ken_engine::search::{Mode, SearchRequest};
+use ken_engine::FilterSpec;
 use ken_engine::{Access, Engine};
+use ken_engine::{Mode, SearchRequest};
 
 use super::args::{SearchArgs, SearchMode};
 use crate::output::Output;

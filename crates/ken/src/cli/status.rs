@@ -97,7 +97,7 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
 }
 
 /// What was learned from history, in one line.
-pub fn ranking_line(t: &ken_store::TunedRanking) -> String {
+pub fn ranking_line(t: &ken_engine::TunedRanking) -> String {
     let learned: Vec<String> = t.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!(
         "ranking: learned from {} past commits ({} answerable, {}): held-out MRR@10 {:.3} with the defaults, {:.3} learned — {}",
@@ -106,7 +106,7 @@ pub fn ranking_line(t: &ken_store::TunedRanking) -> String {
         t.mode,
         t.heldout_default,
         t.heldout_learned,
-        if t.adopted && t.code_questions < ken_engine::params::LEARNED_SHAPE_MIN {
+        if t.adopted && t.code_questions < ken_engine::LEARNED_SHAPE_MIN {
             format!(
                 "in use ({}), but not for questions with code or a traceback ({} of its questions had any)",
                 learned.join(", "),

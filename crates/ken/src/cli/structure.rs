@@ -1,5 +1,5 @@
 use anyhow::Result;
-use ken_engine::graph::Walk;
+use ken_engine::Walk;
 use ken_engine::{Access, Engine};
 
 use super::args::StructureArgs;

@@ -1,7 +1,7 @@
 use anyhow::Result;
 use ken_engine::Engine;
-use ken_engine::time::format_date;
-use ken_engine::tokens::Scope;
+use ken_engine::Scope;
+use ken_engine::format_date;
 
 use super::args::TokenCommand;
 use crate::output::Output;

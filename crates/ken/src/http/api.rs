@@ -9,13 +9,13 @@ use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use ken_engine::ask::{AskObserver, AskRequest, StepOutcome};
-use ken_engine::graph::Walk;
-use ken_engine::jobs::IndexJob;
-use ken_engine::request::FilterSpec;
-use ken_engine::search::{Mode, SearchRequest};
-use ken_engine::tokens::{Principal, Scope};
-use ken_engine::who::LogSearchRequest;
+use ken_engine::FilterSpec;
+use ken_engine::IndexJob;
+use ken_engine::LogSearchRequest;
+use ken_engine::Walk;
+use ken_engine::{AskObserver, AskRequest, StepOutcome};
+use ken_engine::{Mode, SearchRequest};
+use ken_engine::{Principal, Scope};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
@@ -147,7 +147,7 @@ pub async fn search(
             &filters,
             p.files.unwrap_or(false),
             mode,
-            ken_engine::who::now(),
+            ken_engine::now(),
         )?;
         engine.search(&req, &who.access)
     })
@@ -244,7 +244,7 @@ pub async fn ask(
     let json_only = accept.contains("application/json") && !accept.contains("text/event-stream");
     let engine = app.engine.clone();
     if json_only {
-        let r = waiting(move || engine.ask(&req, &who.access, &mut ken_engine::ask::Quiet)).await?;
+        let r = waiting(move || engine.ask(&req, &who.access, &mut ken_engine::Quiet)).await?;
         return Ok(Json(wire::Ask::from(&r)).into_response());
     }
     let (tx, rx) = mpsc::channel::<Event>(256);
@@ -369,7 +369,7 @@ pub async fn log(
             p.author,
             p.since.as_deref(),
             p.until.as_deref(),
-            ken_engine::who::now(),
+            ken_engine::now(),
         )?;
         engine.log_search(&req, &who.access)
     })
@@ -491,9 +491,10 @@ pub async fn repos(
     Extension(who): Extension<Principal>,
 ) -> ApiResult<Json<wire::Repos>> {
     let engine = app.engine.clone();
-    let st = blocking(&app, move || engine.status(&[], &who.access)).await?;
+    let access = who.access.clone();
+    let st = blocking(&app, move || engine.status(&[], &access)).await?;
     Ok(Json(wire::Repos {
-        repos: st.iter().map(wire::Repo::from).collect(),
+        repos: st.iter().map(|r| wire::Repo::for_caller(r, &who)).collect(),
     }))
 }
 
@@ -507,9 +508,10 @@ pub async fn repo(
     P(name): P<String>,
 ) -> ApiResult<Json<wire::Repo>> {
     let engine = app.engine.clone();
-    let st = blocking(&app, move || engine.status(&[name], &who.access)).await?;
+    let access = who.access.clone();
+    let st = blocking(&app, move || engine.status(&[name], &access)).await?;
     st.first()
-        .map(|r| Json(wire::Repo::from(r)))
+        .map(|r| Json(wire::Repo::for_caller(r, &who)))
         .ok_or_else(|| ApiError::not_found("no such repository"))
 }
 
@@ -726,7 +728,6 @@ pub struct ReportParams {
     format: Option<String>,
     /// Items per ranked list (1-100, default 10).
     #[param(minimum = 1, maximum = 100)]
-    #[serde(default, deserialize_with = "whole_number")]
     top: Option<usize>,
     /// Add a written summary by the configured chat model, every statement checked.
     summary: Option<bool>,
@@ -754,7 +755,7 @@ pub async fn report(
     if !matches!(format.as_str(), "json" | "md" | "html") {
         return Err(ApiError::bad_request("format must be json, md or html"));
     }
-    let req = ken_engine::report::ReportRequest {
+    let req = ken_engine::ReportRequest {
         repo: Some(name),
         since: blank(p.since),
         until: blank(p.until),
@@ -765,11 +766,11 @@ pub async fn report(
     let report = blocking(&app, move || engine.report(&req, &who.access)).await?;
     let (body, content_type) = match format.as_str() {
         "md" => (
-            ken_report::render::markdown(&report),
+            ken_engine::render::markdown(&report),
             "text/markdown; charset=utf-8",
         ),
         "html" => (
-            ken_report::render::html(&report),
+            ken_engine::render::html(&report),
             "text/html; charset=utf-8",
         ),
         _ => return Ok(Json(report).into_response()),
@@ -792,4 +793,40 @@ pub async fn report(
         header::HeaderValue::from_static("nosniff"),
     );
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report_params(query: &str) -> Result<ReportParams, String> {
+        let uri: axum::http::Uri = format!("/api/v1/repos/x/report?{query}").parse().unwrap();
+        axum::extract::Query::<ReportParams>::try_from_uri(&uri)
+            .map(|q| q.0)
+            .map_err(|e| e.body_text())
+    }
+
+    #[test]
+    fn counts_in_a_query_string_are_text() {
+        assert_eq!(report_params("top=5").unwrap().top, Some(5));
+        assert_eq!(report_params("").unwrap().top, None);
+        assert!(report_params("top=five").is_err());
+        assert!(report_params("top=-1").is_err());
+        assert!(report_params("top=2.5").is_err());
+    }
+
+    #[test]
+    fn counts_in_a_json_body_are_numbers() {
+        #[derive(Deserialize)]
+        struct Body {
+            #[serde(default, deserialize_with = "whole_number")]
+            n: Option<usize>,
+        }
+        let n = |v: serde_json::Value| serde_json::from_value::<Body>(v).map(|b| b.n);
+        assert_eq!(n(serde_json::json!({"n": 8})).unwrap(), Some(8));
+        assert_eq!(n(serde_json::json!({"n": 8.0})).unwrap(), Some(8));
+        assert_eq!(n(serde_json::json!({})).unwrap(), None);
+        assert!(n(serde_json::json!({"n": 8.5})).is_err());
+        assert!(n(serde_json::json!({"n": "8"})).is_err());
+    }
 }

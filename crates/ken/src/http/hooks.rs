@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hmac::{Hmac, Mac};
-use ken_engine::jobs::{Push, PushOutcome};
+use ken_engine::{Push, PushOutcome};
 use serde::Deserialize;
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
@@ -53,14 +53,13 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// A delivery id worth remembering.
-fn delivery_id(headers: &HeaderMap, names: &[&str]) -> Option<String> {
-    names
-        .iter()
-        .find_map(|n| header(headers, n))
-        .map(str::trim)
-        .filter(|d| !d.is_empty() && d.len() <= 128)
-        .map(String::from)
+/// What a delivery is known by: its body. A redelivery repeats the body,
+/// and so does a replay, whatever delivery id (a header no signature
+/// covers) it comes with; two pushes never have the same body (each says
+/// where the branch was before).
+fn delivery_key(host: &str, body: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{host}:{}", ken_core::encode_hex(&Sha256::digest(body)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,7 +86,7 @@ struct GithubRepo {
     params(
         ("X-Hub-Signature-256" = String, Header, description = "sha256=HMAC of the body with the webhook secret"),
         ("X-GitHub-Event" = Option<String>, Header, description = "push (others are acknowledged and ignored)"),
-        ("X-GitHub-Delivery" = Option<String>, Header, description = "delivery id: a redelivery queues nothing new"),
+        ("X-GitHub-Delivery" = Option<String>, Header, description = "delivery id (not used: a delivery is known by its signed body, so a redelivery or a replay queues nothing new)"),
     ),
     responses(
         (status = 202, description = "an index job is queued (or was, for this commit)", body = wire::Queued),
@@ -120,7 +119,7 @@ pub async fn github(
         git_ref: p.git_ref,
         after: p.after,
         default_branch: p.repository.default_branch,
-        delivery: delivery_id(&headers, &["x-github-delivery"]).map(|d| format!("github:{d}")),
+        delivery: Some(delivery_key("github", &body)),
     };
     handle(&app, push).await
 }
@@ -181,8 +180,7 @@ pub async fn gitlab(
         git_ref: p.git_ref,
         after: p.after,
         default_branch: p.project.default_branch,
-        delivery: delivery_id(&headers, &["x-gitlab-event-uuid", "idempotency-key"])
-            .map(|d| format!("gitlab:{d}")),
+        delivery: Some(delivery_key("gitlab", &body)),
     };
     handle(&app, push).await
 }

@@ -10,6 +10,7 @@
 
 mod api;
 mod auth;
+mod conn;
 mod error;
 mod hooks;
 pub mod openapi;
@@ -83,6 +84,7 @@ pub fn router(app: App, mcp_hosts: Option<Vec<String>>) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(app.cfg.max_body_bytes))
+        .layer(axum::middleware::map_response(close_unread_bodies))
         .layer(
             ServiceBuilder::new()
                 .layer(HandleErrorLayer::new(|_: tower::BoxError| async {
@@ -115,6 +117,19 @@ pub fn router(app: App, mcp_hosts: Option<Vec<String>>) -> Router {
         );
     }
     router
+}
+
+/// A request refused for its size was not read to its end, so hyper
+/// closes the connection after the answer: say so, or the client's next
+/// request on it fails.
+async fn close_unread_bodies(mut r: axum::response::Response) -> axum::response::Response {
+    if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        r.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            HeaderValue::from_static("close"),
+        );
+    }
+    r
 }
 
 fn parse_addr(addr: &str) -> Result<SocketAddr> {
@@ -188,6 +203,8 @@ async fn run(
         .map_err(|e| EngineError::unavailable(format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr()?;
     let header_timeout = app.cfg.header_timeout;
+    let write_stall = app.cfg.request_timeout;
+    let max_connections = conn::connection_limit(app.cfg.max_connections, conn::open_file_limit());
     let router = router(app, mcp_hosts);
     if out.json {
         out.print_value(&serde_json::json!({"listening": local.to_string()}));
@@ -201,24 +218,47 @@ async fn run(
     }
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
+    // every connection holds a permit: past the limit, new ones wait in
+    // the listen backlog until one ends (each is bounded in time)
+    let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
     loop {
+        let permit = tokio::select! {
+            p = permits.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = &mut shutdown => break,
+        };
         tokio::select! {
             conn = listener.accept() => {
-                let Ok((stream, _peer)) = conn else { continue };
+                let (stream, _peer) = match conn {
+                    Ok(c) => c,
+                    Err(_) => {
+                        // out of files or a reset before accept: do not spin
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
                 let _ = stream.set_nodelay(true);
                 let service = TowerToHyperService::new(router.clone());
-                let mut builder = Builder::new(TokioExecutor::new());
-                builder
-                    .http1()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(header_timeout)
-                    .keep_alive(true);
-                let conn = builder
-                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                    .into_owned();
-                let conn = graceful.watch(conn);
+                let watcher = graceful.watcher();
                 tokio::spawn(async move {
-                    let _ = conn.await;
+                    let _permit = permit;
+                    // a socket that never sends a byte is closed like a slow header
+                    if !conn::first_byte(&stream, header_timeout).await {
+                        return;
+                    }
+                    let mut builder = Builder::new(TokioExecutor::new());
+                    builder
+                        .http1()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(header_timeout)
+                        .keep_alive(true);
+                    let io = TokioIo::new(conn::WriteDeadline::new(stream, write_stall));
+                    let conn = builder
+                        .serve_connection_with_upgrades(io, service)
+                        .into_owned();
+                    let _ = watcher.watch(conn).await;
                 });
             }
             _ = &mut shutdown => break,

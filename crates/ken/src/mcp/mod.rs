@@ -9,12 +9,12 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use ken_engine::graph::Walk;
-use ken_engine::jobs::IndexJob;
-use ken_engine::request::{FilterSpec, parse_mode};
-use ken_engine::search::SearchRequest;
-use ken_engine::tokens::Principal;
+use ken_engine::IndexJob;
+use ken_engine::Principal;
+use ken_engine::SearchRequest;
+use ken_engine::Walk;
 use ken_engine::{Engine, EngineError};
+use ken_engine::{FilterSpec, parse_mode};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
@@ -201,7 +201,7 @@ impl KenMcp {
                         &filters,
                         false,
                         mode,
-                        ken_engine::who::now(),
+                        ken_engine::now(),
                     )?;
                     engine
                         .search(&req, &who.access)
@@ -317,7 +317,7 @@ impl KenMcp {
         let engine = self.engine.clone();
         answer(
             Workers::run_unlimited(move || {
-                let req = ken_engine::ask::AskRequest {
+                let req = ken_engine::AskRequest {
                     question: a.question,
                     repos: repos(&a.repo),
                     limit: 8,
@@ -327,7 +327,7 @@ impl KenMcp {
                     rerank: None,
                 };
                 engine
-                    .ask(&req, &who.access, &mut ken_engine::ask::Quiet)
+                    .ask(&req, &who.access, &mut ken_engine::Quiet)
                     .map(|r| wire::Ask::from(&r))
             })
             .await,
@@ -350,7 +350,7 @@ impl KenMcp {
                     engine
                         .status(&repos(&a.repo), &who.access)
                         .map(|st| wire::Repos {
-                            repos: st.iter().map(wire::Repo::from).collect(),
+                            repos: st.iter().map(|r| wire::Repo::for_caller(r, &who)).collect(),
                         })
                 })
                 .await,

@@ -29,11 +29,16 @@ impl Server {
         Server::spawn(c, env)
     }
 
-    pub fn spawn(mut c: Command, env: &[(&str, &str)]) -> Server {
+    pub fn spawn(c: Command, env: &[(&str, &str)]) -> Server {
+        Server::spawn_logging(c, env, Stdio::inherit())
+    }
+
+    /// `spawn` with the server's standard error (its log) sent to `log`.
+    pub fn spawn_logging(mut c: Command, env: &[(&str, &str)], log: Stdio) -> Server {
         for (k, v) in env {
             c.env(k, v);
         }
-        c.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        c.stdout(Stdio::piped()).stderr(log);
         let mut child = c.spawn().expect("start ken serve");
         let stdout = child.stdout.take().unwrap();
         let mut line = String::new();

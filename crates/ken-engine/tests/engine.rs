@@ -1,0 +1,187 @@
+//! The engine through its public API only, as every edge uses it: a real
+//! repository with real commits by two authors, indexed into a fresh home,
+//! then searched, asked about people and structure, and refused to a
+//! caller who may not see it.
+
+use std::path::Path;
+use std::process::Command;
+
+use ken_engine::{
+    Access, Engine, ErrorKind, IndexLimits, IndexRequest, Mode, NoProgress, SearchRequest,
+    Settings, Walk,
+};
+
+fn git(dir: &Path, args: &[&str], who: (&str, &str)) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", who.0)
+        .env("GIT_AUTHOR_EMAIL", who.1)
+        .env("GIT_COMMITTER_NAME", who.0)
+        .env("GIT_COMMITTER_EMAIL", who.1)
+        .env("GIT_AUTHOR_DATE", "2024-03-01T10:00:00")
+        .env("GIT_COMMITTER_DATE", "2024-03-01T10:00:00")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const ADA: (&str, &str) = ("Ada Lovelace", "ada@example.com");
+const LIN: (&str, &str) = ("Lin Chen", "lin@example.com");
+
+/// A small service: session tokens by Ada, the HTTP layer that calls them
+/// by Lin.
+fn service(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"], ADA);
+    std::fs::create_dir_all(dir.join("shop")).unwrap();
+    std::fs::write(
+        dir.join("shop/session.py"),
+        "\"\"\"Session tokens: issue, check and refresh them.\"\"\"\n\n\
+         import time\n\n\
+         def issue_token(user_id):\n    \"\"\"A new session token for a user.\"\"\"\n    return f\"{user_id}:{int(time.time())}\"\n\n\
+         def refresh_token(token, ttl=3600):\n    \"\"\"Refresh an expiring session token before it runs out.\"\"\"\n    user_id, issued = token.split(\":\")\n    if time.time() - int(issued) > ttl:\n        return issue_token(user_id)\n    return token\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"], ADA);
+    git(dir, &["commit", "-q", "-m", "Add session tokens"], ADA);
+    std::fs::write(
+        dir.join("shop/http.py"),
+        "\"\"\"The HTTP layer.\"\"\"\n\n\
+         from shop.session import refresh_token\n\n\
+         def handle_request(request):\n    \"\"\"Serve a request, keeping its session alive.\"\"\"\n    request.token = refresh_token(request.token)\n    return render_page(request)\n\n\
+         def render_page(request):\n    return \"<html>\" + request.path + \"</html>\"\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"], LIN);
+    git(
+        dir,
+        &["commit", "-q", "-m", "Serve requests over HTTP"],
+        LIN,
+    );
+}
+
+fn search(query: &str) -> SearchRequest {
+    SearchRequest {
+        query: query.into(),
+        limit: 10,
+        filters: Default::default(),
+        files: true,
+        mode: Mode::Lexical,
+    }
+}
+
+#[test]
+fn one_engine_indexes_searches_and_answers_through_its_api() {
+    let repo = tempfile::tempdir().unwrap();
+    service(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let engine = Engine::new(Settings::new(home.path().to_path_buf()));
+
+    let req = IndexRequest {
+        source: repo.path().display().to_string(),
+        name: Some("shop".into()),
+        no_embed: true,
+        ..Default::default()
+    };
+    let report = engine.index(&req, &NoProgress).unwrap();
+    assert_eq!(report.name, "shop");
+    assert_eq!(report.files, 2, "{report:?}");
+    assert!(!report.up_to_date);
+    // the same commit again: nothing to do
+    assert!(engine.index(&req, &NoProgress).unwrap().up_to_date);
+
+    // words of the question find the file that does it
+    let all = Access::All;
+    let hits = engine
+        .search(&search("refresh an expiring session token"), &all)
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].path, "shop/session.py", "{hits:?}");
+
+    // people: who wrote the session code, by blame
+    let who = engine.who("session token refresh", &[], 5, &all).unwrap();
+    assert_eq!(who.people[0].name, "Ada Lovelace", "{who:?}");
+
+    // structure: who calls refresh_token
+    let callers = engine
+        .structure("refresh_token", None, Walk::Callers, &all)
+        .unwrap();
+    assert_eq!(callers.repo, "shop");
+    let names: Vec<&str> = callers
+        .result
+        .results
+        .iter()
+        .map(|r| r.symbol.as_str())
+        .collect();
+    assert!(names.contains(&"handle_request"), "{names:?}");
+
+    // status names what is indexed
+    let status = engine.status(&[], &all).unwrap();
+    assert_eq!(status.len(), 1);
+    assert_eq!(status[0].name, "shop");
+}
+
+#[test]
+fn a_repository_the_caller_may_not_see_answers_as_a_missing_one() {
+    let repo = tempfile::tempdir().unwrap();
+    service(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let engine = Engine::new(Settings::new(home.path().to_path_buf()));
+    let req = IndexRequest {
+        source: repo.path().display().to_string(),
+        name: Some("shop".into()),
+        no_embed: true,
+        ..Default::default()
+    };
+    engine.index(&req, &NoProgress).unwrap();
+
+    let others = Access::Only(vec!["billing".into()]);
+    let hidden = engine
+        .who("session", &["shop".into()], 5, &others)
+        .unwrap_err();
+    let missing = engine
+        .who("session", &["nowhere".into()], 5, &Access::All)
+        .unwrap_err();
+    assert_eq!(hidden.kind(), ErrorKind::NotFound);
+    assert_eq!(missing.kind(), ErrorKind::NotFound);
+    // a name is compared as written, never through its storage key
+    let key = Access::Only(vec!["shop".into()]);
+    assert!(key.allows("shop") && !key.allows("Shop") && !key.allows("sho"));
+}
+
+#[test]
+fn a_runs_own_limits_travel_in_its_request() {
+    let repo = tempfile::tempdir().unwrap();
+    service(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let engine = Engine::new(Settings::new(home.path().to_path_buf()));
+    // files over 350 bytes (session.py, 411) are left out of this run only
+    let report = engine
+        .index(
+            &IndexRequest {
+                source: repo.path().display().to_string(),
+                name: Some("small".into()),
+                no_embed: true,
+                limits: IndexLimits {
+                    max_file_bytes: Some(350),
+                    threads: Some(1),
+                    embed_budget: None,
+                },
+                ..Default::default()
+            },
+            &NoProgress,
+        )
+        .unwrap();
+    assert_eq!(report.files, 1, "{report:?}");
+    assert_eq!(report.skipped.values().sum::<u64>(), 1, "{report:?}");
+    assert_eq!(
+        engine.settings().max_file_bytes,
+        Settings::new(home.path().into()).max_file_bytes
+    );
+}
