@@ -270,7 +270,7 @@ impl Engine {
                 "nothing is indexed under {} yet",
                 self.settings.home.display()
             ))
-            .with_hint("run `ken index PATH` first"));
+            .with_hint("run {ken:index} first"));
         }
         if names.is_empty() {
             return Ok(all);
@@ -285,7 +285,7 @@ impl Engine {
                         "no repository named `{n}` is indexed"
                     ))
                     .with_hint(if known.is_empty() {
-                        "run `ken index PATH --name NAME` to index it".to_string()
+                        "index it with {ken:index}".to_string()
                     } else {
                         format!("indexed: {}", known.join(", "))
                     }));
@@ -303,7 +303,7 @@ impl Engine {
             let list: Vec<&str> = repos.iter().map(|r| r.name.as_str()).collect();
             return Err(
                 EngineError::bad_input("several repositories are indexed; this needs one")
-                    .with_hint(format!("pick one with --repo ({})", list.join(", "))),
+                    .with_hint(format!("pick one with {{--repo}} ({})", list.join(", "))),
             );
         }
         Ok(repos.remove(0))
@@ -551,7 +551,7 @@ impl Engine {
                     "`{}` is defined in several repositories",
                     symbol.trim()
                 ))
-                .with_hint(format!("pick one with --repo ({})", names.join(", "))))
+                .with_hint(format!("pick one with {{--repo}} ({})", names.join(", "))))
             }
         }
     }
@@ -772,7 +772,7 @@ impl Engine {
         }) else {
             return Err(
                 EngineError::not_found(format!("nobody called `{who}` in {}", r.name))
-                    .with_hint("see `ken people` for names and ids"),
+                    .with_hint("see {ken:people} for names and ids"),
             );
         };
         // lines last changed, per directory, from the blame of every file
@@ -910,7 +910,13 @@ mod tests {
         let e = Engine::new(Settings::new(dir.path().to_path_buf()));
         let err = e.select(&[], &Access::All).err().unwrap();
         assert_eq!(err.kind(), crate::ErrorKind::NotFound);
-        assert!(err.hint().unwrap().contains("ken index"));
+        assert!(
+            err.hint_for(crate::Edge::Cli)
+                .unwrap()
+                .contains("ken index")
+        );
+        let http = err.hint_for(crate::Edge::Http).unwrap();
+        assert!(http.contains("POST /api/v1/repos/{name}/index"), "{http}");
         assert!(e.status(&[], &Access::All).unwrap().is_empty());
     }
 }

@@ -236,7 +236,7 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
 fn plain_folder(req: &IndexRequest, abs: &Path) -> Result<Target> {
     if req.rev.is_some() {
         return Err(EngineError::bad_input(format!(
-            "{} is not a git repository, so it has no revisions: index it without --rev",
+            "{} is not a git repository, so it has no revisions: index it without {{--rev}}",
             abs.display()
         )));
     }
@@ -288,7 +288,7 @@ pub fn index(
             "the index `{}` would use is the index of `{held}`",
             target.name
         ))
-        .with_hint("give this repository another name with --name"));
+        .with_hint("give this repository another name with {--name}"));
     }
     let seq_before = store.batch_seq()?;
     let opts = ListOptions {

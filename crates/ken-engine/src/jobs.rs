@@ -17,7 +17,7 @@ use crate::engine::Access;
 use crate::index::{IndexReport, IndexRequest, Progress};
 use crate::semantic::EmbedProgress;
 use crate::tokens::{Principal, Scope, random_hex};
-use crate::{Engine, EngineError, ErrorKind, Result};
+use crate::{Edge, Engine, EngineError, ErrorKind, Result};
 
 /// How often a running job beats, at most (a third of `job_stale_secs` when that is shorter).
 const HEARTBEAT: Duration = Duration::from_secs(5);
@@ -378,9 +378,11 @@ impl Engine {
                 std::thread::sleep(Duration::from_secs(1));
             }
             Err(e) => {
-                let msg = match e.hint() {
-                    Some(h) => format!("{e} ({h})"),
-                    None => e.to_string(),
+                // a job's error is read through the server (`/api/v1/jobs`)
+                let m = e.message_for(Edge::Http);
+                let msg = match e.hint_for(Edge::Http) {
+                    Some(h) => format!("{m} ({h})"),
+                    None => m,
                 };
                 home.finish(&job.id, JobState::Failed, None, Some(&msg), now)?;
             }

@@ -44,7 +44,7 @@ pub use engine::{
     Access, Area, BlameRange, Engine, FileBlame, FileRange, PersonView, StructureAnswer, SymbolHit,
     highlight,
 };
-pub use error::{EngineError, ErrorKind, Result};
+pub use error::{Edge, EngineError, ErrorKind, Result};
 pub use eval::{EvalMode, EvalOptions, EvalReport};
 pub use graph::{DefRef, Related, Step, StructureResult, Walk};
 pub use index::{IndexLimits, IndexReport, IndexRequest, NoProgress, Progress};

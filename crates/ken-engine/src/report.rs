@@ -74,7 +74,7 @@ pub fn resolve_period(
             crate::time::format_date(since),
             crate::time::format_date(until)
         ))
-        .with_hint("--since must come before --until"));
+        .with_hint("{--since} must come before {--until}"));
     }
     Ok(Period {
         since,

@@ -1020,7 +1020,7 @@ fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<Stri
     let mut b = GlobSetBuilder::new();
     for g in &filters.path_globs {
         let glob = Glob::new(g)
-            .map_err(|e| EngineError::bad_input(format!("bad --path glob `{g}`: {e}")))?;
+            .map_err(|e| EngineError::bad_input(format!("bad glob `{g}` in {{--path}}: {e}")))?;
         b.add(glob);
         // `src/` or `src` means everything under it too
         if !g.contains('*') {

@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use ken_engine::EngineError;
+use ken_engine::{Edge, EngineError};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -72,7 +72,7 @@ impl Output {
         let engine = e.downcast_ref::<EngineError>();
         if self.json {
             let body = match engine {
-                Some(err) => ErrorBody::from_engine(err),
+                Some(err) => ErrorBody::from_engine(err, Edge::Cli),
                 None => ErrorBody::new("internal", format!("{e:#}"), None),
             };
             eprintln!("{}", serde_json::to_string(&body).unwrap_or_default());
@@ -87,7 +87,7 @@ impl Output {
             }
         };
         eprintln!("{} {e:#}", paint("31;1", "error:"));
-        if let Some(h) = engine.and_then(EngineError::hint) {
+        if let Some(h) = engine.and_then(|e| e.hint_for(Edge::Cli)) {
             eprintln!("{} {h}", paint("33", "hint:"));
         }
     }

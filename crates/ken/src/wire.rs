@@ -13,7 +13,7 @@ use ken_engine::PersonSummary;
 use ken_engine::RepoStatus as EngineRepoStatus;
 use ken_engine::SearchResponse;
 use ken_engine::{AskResponse, StepOutcome};
-use ken_engine::{EngineError, FileRange as EngineRange, StructureAnswer, SymbolHit};
+use ken_engine::{Edge, EngineError, FileRange as EngineRange, StructureAnswer, SymbolHit};
 use ken_engine::{LogHit, WhoResponse as EngineWho};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -48,8 +48,10 @@ impl ErrorBody {
         }
     }
 
-    pub fn from_engine(e: &EngineError) -> ErrorBody {
-        ErrorBody::new(e.kind().code(), e.message(), e.hint().map(String::from))
+    /// An engine error as `edge` words it (flags for the command line,
+    /// parameters for HTTP, arguments for MCP).
+    pub fn from_engine(e: &EngineError, edge: Edge) -> ErrorBody {
+        ErrorBody::new(e.kind().code(), e.message_for(edge), e.hint_for(edge))
     }
 }
 
@@ -1139,7 +1141,7 @@ mod tests {
         let e =
             EngineError::not_found("no repository named `x` is indexed").with_hint("indexed: a");
         assert_eq!(
-            serde_json::to_value(ErrorBody::from_engine(&e)).unwrap(),
+            serde_json::to_value(ErrorBody::from_engine(&e, Edge::Http)).unwrap(),
             json!({"error": {"code": "not_found", "message": "no repository named `x` is indexed", "hint": "indexed: a"}})
         );
         let plain = ErrorBody::new("internal", "boom", None);

@@ -325,3 +325,39 @@ fn the_probe_list_again() {
         assert!(!log.contains(secret), "the log shows a secret: {log}");
     }
 }
+
+/// An error's hint names what the caller can change in the caller's own
+/// terms: a parameter over HTTP, a flag on the command line — never a flag
+/// to an HTTP client.
+#[test]
+fn hints_name_parameters_over_http_and_flags_on_the_command_line() {
+    let ken = Ken::new();
+    let _shop = shop(&ken);
+    let store = Repo::new();
+    python_project(&store);
+    store.commit("initial");
+    ken.index(&[store.path().to_str().unwrap(), "--name", "store"]);
+
+    // `retry_payment` is defined in both: pick one
+    let out = ken.run(&["callers", "retry_payment"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("pick one with --repo (shop, store)"),
+        "{}",
+        stderr(&out)
+    );
+
+    let admin = token(&ken, &["*"], "admin");
+    let s = Server::start(&ken, &[]);
+    let (st, v) = s.get("/api/v1/callers?symbol=retry_payment", Some(&admin));
+    assert_eq!(st, 400, "{v}");
+    let hint = v["error"]["hint"].as_str().unwrap();
+    assert_eq!(hint, "pick one with the `repo` parameter (shop, store)");
+    // a repository that is not there: how to index one, over HTTP
+    let (st, v) = s.get("/api/v1/repos/nowhere/report", Some(&admin));
+    assert_eq!(st, 404, "{v}");
+    assert!(
+        !v.to_string().contains("--"),
+        "a flag in an HTTP error: {v}"
+    );
+}

@@ -258,7 +258,10 @@ pub async fn ask(
                 }
                 s.send("done", &w);
             }
-            Err(e) => s.send("error", &wire::ErrorBody::from_engine(&e)),
+            Err(e) => s.send(
+                "error",
+                &wire::ErrorBody::from_engine(&e, ken_engine::Edge::Http),
+            ),
         }
     });
     let stream = tokio_stream::StreamExt::map(

@@ -8,7 +8,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ken_engine::{EngineError, ErrorKind};
+use ken_engine::{Edge, EngineError, ErrorKind};
 use serde::de::DeserializeOwned;
 
 use crate::wire::ErrorBody;
@@ -62,7 +62,7 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> ApiError {
         ApiError {
             status: status_of(e.kind()),
-            body: ErrorBody::from_engine(&e),
+            body: ErrorBody::from_engine(&e, Edge::Http),
         }
     }
 }

@@ -13,7 +13,7 @@ use ken_engine::IndexJob;
 use ken_engine::Principal;
 use ken_engine::SearchRequest;
 use ken_engine::Walk;
-use ken_engine::{Engine, EngineError};
+use ken_engine::{Edge, Engine, EngineError};
 use ken_engine::{FilterSpec, parse_mode};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -125,7 +125,7 @@ fn ok<T: Serialize>(v: &T) -> Result<CallToolResult, ErrorData> {
 
 fn tool_error(e: &EngineError) -> CallToolResult {
     CallToolResult::structured_error(
-        serde_json::to_value(wire::ErrorBody::from_engine(e)).unwrap_or_default(),
+        serde_json::to_value(wire::ErrorBody::from_engine(e, Edge::Mcp)).unwrap_or_default(),
     )
 }
 
