@@ -69,7 +69,8 @@ fn word(text: &str, edge: Edge) -> String {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
         let Some(end) = tail.find('}') else {
-            break;
+            out.push_str(tail);
+            return out;
         };
         let mark = &tail[1..end];
         match worded(mark, edge) {

@@ -28,9 +28,10 @@ mod postgres;
 mod private;
 mod provider;
 mod symbols;
+pub mod tokenizer;
 mod types;
 
-pub use embedded::{EmbeddedProvider, EmbeddedStore, dir_name, tokenizer};
+pub use embedded::{EmbeddedProvider, EmbeddedStore, dir_name};
 pub use error::StoreError;
 pub use home::{Home, HomeStore, JobRecord, JobState, NewJob, TokenRecord};
 pub use postgres::{PgHome, PgProvider, PgStore};

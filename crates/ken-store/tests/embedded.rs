@@ -11,7 +11,7 @@ fn provider() -> (tempfile::TempDir, EmbeddedProvider) {
     (dir, p)
 }
 
-macro_rules! conformance {
+macro_rules! on_provider {
     ($($name:ident),* $(,)?) => {$(
         #[test]
         fn $name() {
@@ -20,34 +20,23 @@ macro_rules! conformance {
         }
     )*};
 }
+conformance::provider_checks!(on_provider);
 
-conformance!(
-    lists_opens_and_removes,
-    one_writer_at_a_time,
-    batches_round_trip,
-    history_and_blame,
-    vector_cache,
-    graph_facts_edges_and_ranks,
-    vector_search,
-    vector_search_with_filters,
-    readers_see_whole_batches,
-    lexical_ranking_follows_deletes,
-    text_with_nul_bytes,
-    query_terms_written_twice_weigh_more,
-);
-
-#[test]
-fn home_queue_tokens_deliveries() {
-    let dir = tempfile::tempdir().unwrap();
-    let h = ken_store::HomeStore::open(dir.path()).unwrap();
-    conformance::home_queue_tokens_deliveries(&h);
+macro_rules! on_home {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let dir = tempfile::tempdir().unwrap();
+            let h = ken_store::HomeStore::open(dir.path()).unwrap();
+            conformance::$name(&h);
+        }
+    )*};
 }
+conformance::home_checks!(on_home);
 
 #[test]
-fn home_tickets() {
-    let dir = tempfile::tempdir().unwrap();
-    let h = ken_store::HomeStore::open(dir.path()).unwrap();
-    conformance::home_tickets(&h);
+fn every_check_is_listed() {
+    conformance::every_check_is_listed();
 }
 
 #[test]

@@ -10,7 +10,7 @@ use ken_store::{PgProvider, StoreProvider};
 use pg_db::{Db, block};
 use sqlx::Connection;
 
-macro_rules! conformance {
+macro_rules! on_provider {
     ($($name:ident),* $(,)?) => {$(
         #[test]
         fn $name() {
@@ -21,34 +21,23 @@ macro_rules! conformance {
         }
     )*};
 }
+conformance::provider_checks!(on_provider);
 
-conformance!(
-    lists_opens_and_removes,
-    one_writer_at_a_time,
-    batches_round_trip,
-    history_and_blame,
-    vector_cache,
-    graph_facts_edges_and_ranks,
-    vector_search,
-    vector_search_with_filters,
-    readers_see_whole_batches,
-    lexical_ranking_follows_deletes,
-    text_with_nul_bytes,
-    query_terms_written_twice_weigh_more,
-);
-
-#[test]
-fn home_queue_tokens_deliveries() {
-    let db = Db::new();
-    let p = PgProvider::connect(&db.url()).unwrap();
-    conformance::home_queue_tokens_deliveries(&p.home());
+macro_rules! on_home {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let db = Db::new();
+            let p = PgProvider::connect(&db.url()).unwrap();
+            conformance::$name(&p.home());
+        }
+    )*};
 }
+conformance::home_checks!(on_home);
 
 #[test]
-fn home_tickets() {
-    let db = Db::new();
-    let p = PgProvider::connect(&db.url()).unwrap();
-    conformance::home_tickets(&p.home());
+fn every_check_is_listed() {
+    conformance::every_check_is_listed();
 }
 
 #[test]

@@ -14,7 +14,7 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use super::tokenizer;
+use crate::tokenizer;
 use crate::{FieldWeights, LexicalQuery, Result};
 
 #[derive(Clone, Copy)]

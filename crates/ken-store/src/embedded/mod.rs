@@ -21,7 +21,6 @@ pub(crate) mod pool;
 mod provider;
 pub(crate) mod sql;
 mod texts;
-pub mod tokenizer;
 mod vectors;
 
 use std::collections::{HashMap, HashSet};

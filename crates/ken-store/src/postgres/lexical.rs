@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use sqlx::{Postgres, Row, Transaction};
 
 use crate::embedded::lexical::query_terms;
-use crate::embedded::tokenizer;
+use crate::tokenizer;
 use crate::{FieldWeights, LexicalQuery, Result};
 
 /// Postings and lengths of a batch's documents, as columns for `unnest`.

@@ -1,7 +1,10 @@
 //! The store conformance suite: what every [`StoreProvider`] must do, the
 //! same batches in and the same answers out. Each check takes a fresh,
-//! empty provider; `tests/embedded.rs` runs them all on the embedded store
-//! (and a database-backed provider runs the same functions).
+//! empty provider (or home store). The checks are named once, in
+//! [`provider_checks!`] and [`home_checks!`]; each store's runner
+//! (`tests/embedded.rs`, `tests/postgres.rs`) makes one test of every name,
+//! and [`every_check_is_listed`] fails when a check is written here but
+//! missing from the lists.
 
 use std::collections::HashSet;
 
@@ -11,6 +14,71 @@ use ken_store::{
     LexicalQuery, StoreError, StoreProvider, SymbolTier,
 };
 use ken_syntax::{ChunkOptions, parse_file};
+
+/// Calls `$runner! { check, … }` with every provider check.
+macro_rules! provider_checks {
+    ($runner:ident) => {
+        $runner! {
+            lists_opens_and_removes,
+            one_writer_at_a_time,
+            batches_round_trip,
+            history_and_blame,
+            vector_cache,
+            graph_facts_edges_and_ranks,
+            vector_search,
+            vector_search_with_filters,
+            readers_see_whole_batches,
+            lexical_ranking_follows_deletes,
+            text_with_nul_bytes,
+            query_terms_written_twice_weigh_more
+        }
+    };
+}
+pub(crate) use provider_checks;
+
+/// Calls `$runner! { check, … }` with every home-store check.
+macro_rules! home_checks {
+    ($runner:ident) => {
+        $runner! { home_queue_tokens_deliveries, home_tickets }
+    };
+}
+pub(crate) use home_checks;
+
+macro_rules! names {
+    ($($name:ident),* $(,)?) => {
+        &[$(stringify!($name)),*]
+    };
+}
+
+/// The checks the runners make tests of.
+pub const PROVIDER_CHECKS: &[&str] = provider_checks!(names);
+pub const HOME_CHECKS: &[&str] = home_checks!(names);
+
+/// Every check defined in this file is in [`PROVIDER_CHECKS`] or
+/// [`HOME_CHECKS`], and every listed name is defined.
+pub fn every_check_is_listed() {
+    let src = include_str!("mod.rs");
+    let defined = |arg: &str| -> Vec<String> {
+        let mut v: Vec<String> = src
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub fn "))
+            .filter_map(|l| l.strip_suffix(&format!("({arg}) {{")))
+            .map(str::to_string)
+            .collect();
+        v.sort();
+        v
+    };
+    let listed = |names: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(defined("p: &dyn StoreProvider"), listed(PROVIDER_CHECKS));
+    assert_eq!(
+        defined("h: &(dyn ken_store::Home + Sync)"),
+        listed(HOME_CHECKS)
+    );
+}
 
 const SESSION_PY: &str = "\
 \"\"\"Session tokens.\"\"\"

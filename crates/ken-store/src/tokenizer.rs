@@ -1,4 +1,6 @@
-//! The identifier-aware tantivy analyzer.
+//! The identifier-aware analyzer, shared by both stores: tantivy's index
+//! and queries in the embedded store, the query terms the PostgreSQL
+//! store's lexical search counts.
 //!
 //! Every identifier yields its lowercase sub-words and, when it has more than
 //! one, the whole identifier with separators removed (`parse_config`,
