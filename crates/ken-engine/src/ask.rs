@@ -110,38 +110,23 @@ pub(crate) fn ask_repos(
         routing.confirm(&req.question, r);
     }
 
-    let limit = req.limit.max(1);
-    let reranker = llm.filter(|_| req.rerank.unwrap_or(settings.llm_rerank));
-    let mut rerank_cost: Option<RerankCost> = None;
-    let mut chunks: Vec<ContextChunk> = Vec::new();
-    let mut sources: Vec<Hit> = Vec::new();
+    let mut g = Gathering {
+        settings,
+        repos,
+        req,
+        llm,
+        embedder,
+        limit: req.limit.max(1),
+        reranker: llm.filter(|_| req.rerank.unwrap_or(settings.llm_rerank)),
+        rerank_cost: None,
+        chunks: Vec::new(),
+        sources: Vec::new(),
+        notes: Vec::new(),
+        commit_files: HashSet::new(),
+        found_paths: Vec::new(),
+    };
+    g.tickets(tickets)?;
     let mut outcomes: Vec<StepOutcome> = Vec::new();
-    let mut notes: Vec<String> = Vec::new(); // extractive text of non-code steps
-    let mut commit_files: HashSet<String> = HashSet::new();
-    let mut found_paths: Vec<String> = Vec::new();
-    if !tickets.is_empty() {
-        // The tickets first, then the code their commits changed.
-        push_text(
-            &mut chunks,
-            &mut notes,
-            "ken-tickets.txt",
-            crate::tickets::ticket_lines(tickets),
-        );
-        let files: Vec<String> = tickets
-            .iter()
-            .flat_map(|t| t.commits.iter().flat_map(|c| c.files.iter().cloned()))
-            .collect();
-        if !files.is_empty() {
-            let queries = [req.question.clone()];
-            for h in retrieve(settings, repos, &queries, &files, 3, embedder)? {
-                if let Some(c) = context_chunk(repos, &h)? {
-                    found_paths.push(h.path.clone());
-                    chunks.push(c);
-                    sources.push(h);
-                }
-            }
-        }
-    }
     for step in &routing.steps {
         let mut out = StepOutcome {
             step: step.clone(),
@@ -154,237 +139,330 @@ pub(crate) fn ask_repos(
             step.query.clone()
         };
         match step.kind {
-            StepKind::Code | StepKind::CommitCode => {
-                let only: Vec<String> = if step.kind == StepKind::CommitCode {
-                    commit_files.iter().cloned().collect()
-                } else {
-                    step.paths.clone()
-                };
-                if step.kind == StepKind::CommitCode && only.is_empty() {
-                    observer.step(&out);
-                    outcomes.push(out);
-                    continue;
-                }
-                let queries = expand(repos, &topic, req.expand, llm);
-                out.queries = queries.clone();
-                // With a reranker, twice as many candidates, of which it keeps the best.
-                let pool = if reranker.is_some() {
-                    (limit * 2).max(limit + 4).min(limit.max(30))
-                } else {
-                    limit
-                };
-                let mut hits = retrieve(settings, repos, &queries, &only, pool, embedder)?;
-                if let Some(m) = reranker {
-                    llm_rerank(m, &topic, &mut hits, &mut rerank_cost);
-                }
-                hits.truncate(limit);
-                out.results = hits.len();
-                for h in hits {
-                    if let Some(c) = context_chunk(repos, &h)? {
-                        found_paths.push(h.path.clone());
-                        chunks.push(c);
-                        sources.push(h);
-                    }
-                }
-            }
-            StepKind::People | StepKind::PeopleOf => {
-                let what = if step.kind == StepKind::PeopleOf && !found_paths.is_empty() {
-                    found_paths.first().cloned().unwrap_or_default()
-                } else {
-                    topic.clone()
-                };
-                let mut lines = vec![format!("People who know {what}:")];
-                for r in repos {
-                    let vectors = match embedder {
-                        Some(e) => r.vectors(e.id())?,
-                        None => None,
-                    };
-                    let template = r.template_for(&what, &settings.rank)?;
-                    let env = SearchEnv {
-                        rank: &settings.rank,
-                        embedder,
-                        vectors: vectors.as_deref(),
-                        identities: None,
-                        churn: None,
-                        template: template.as_deref(),
-                    };
-                    let w = who_store(&*r.store, &r.ids, &what, r.now(), 5, env)?;
-                    out.results += w.people.len();
-                    for p in w.people {
-                        let ev: Vec<String> = p
-                            .evidence
-                            .iter()
-                            .take(3)
-                            .map(|e| {
-                                format!(
-                                    "{} ({:.0}% of lines, last {})",
-                                    e.symbol.as_deref().unwrap_or(&e.path),
-                                    e.share * 100.0,
-                                    e.when.map(format_date).unwrap_or_default()
-                                )
-                            })
-                            .collect();
-                        lines.push(format!("{}. {} — {}", p.rank, p.name, ev.join("; ")));
-                    }
-                }
-                push_text(&mut chunks, &mut notes, "ken-who.txt", lines);
-            }
-            StepKind::History => {
-                let lr = LogSearchRequest {
-                    query: if step.people.is_empty() && step.time.is_none() {
-                        topic.clone()
-                    } else {
-                        String::new()
-                    },
-                    repos: req.repos.clone(),
-                    limit: 10,
-                    author: step.people.first().cloned(),
-                    since: step.time.as_ref().map(|t| t.since),
-                    until: step.time.as_ref().map(|t| t.until),
-                };
-                let hits = log_search_repos(repos, &lr)?;
-                out.results = hits.len();
-                let mut lines = vec![format!(
-                    "Commits{}:",
-                    step.time
-                        .as_ref()
-                        .map(|t| format!(" {} to {}", t.from_date, t.to_date))
-                        .unwrap_or_default()
-                )];
-                for h in hits {
-                    commit_files.extend(h.files.iter().cloned());
-                    lines.push(format!(
-                        "{} {} {} — {} ({})",
-                        &h.sha[..h.sha.len().min(10)],
-                        format_date(h.when),
-                        h.author,
-                        h.summary,
-                        h.files.join(", ")
-                    ));
-                }
-                push_text(&mut chunks, &mut notes, "ken-history.txt", lines);
-            }
-            StepKind::Impact => {
-                let symbols: Vec<String> = if step.symbols.is_empty() {
-                    crate::query::identifiers(&topic)
-                        .into_iter()
-                        .filter(|i| i.strong)
-                        .map(|i| i.text)
-                        .collect()
-                } else {
-                    step.symbols.clone()
-                };
-                let mut lines = Vec::new();
-                for r in repos {
-                    let graph = r.graph()?;
-                    for s in &symbols {
-                        let res = graph.structure(s, Walk::Impact { max_depth: 3 });
-                        out.results += res.results.len();
-                        lines.push(format!(
-                            "What depends on {s} ({} definitions):",
-                            res.candidates.len()
-                        ));
-                        for x in res.results.iter().take(25) {
-                            lines.push(format!(
-                                "- {} in {}:{}-{} (depth {})",
-                                x.symbol, x.path, x.start_line, x.end_line, x.depth
-                            ));
-                        }
-                    }
-                }
-                if lines.is_empty() {
-                    lines.push(
-                        "No symbol named in the question to follow through the graph.".into(),
-                    );
-                }
-                push_text(&mut chunks, &mut notes, "ken-impact.txt", lines);
-                // and the code of the symbols themselves
-                let hits = retrieve(settings, repos, &symbols, &[], limit.min(4), embedder)?;
-                for h in hits {
-                    if let Some(c) = context_chunk(repos, &h)? {
-                        chunks.push(c);
-                        sources.push(h);
-                    }
-                }
-            }
-            StepKind::Status => {
-                let st = status::status_repos(repos, settings.embed_text)?;
-                out.results = st.len();
-                let lines: Vec<String> = st
-                    .iter()
-                    .map(|r| {
-                        format!(
-                            "{}: {} at {} ({} files, {} chunks{}){}",
-                            r.name,
-                            if r.state.worktree {
-                                "working tree"
-                            } else {
-                                "commit"
-                            },
-                            r.state.commit.as_deref().unwrap_or("?"),
-                            r.stats.files,
-                            r.stats.chunks,
-                            r.embeddings
-                                .first()
-                                .map(|e| format!(", {}/{} embedded", e.embedded, e.chunks))
-                                .unwrap_or_default(),
-                            r.state
-                                .indexed_at
-                                .map(|t| format!(", indexed {}", format_date(t)))
-                                .unwrap_or_default()
-                        )
-                    })
-                    .collect();
-                push_text(&mut chunks, &mut notes, "ken-status.txt", lines);
-            }
+            StepKind::Code | StepKind::CommitCode => g.code(step, &topic, &mut out)?,
+            StepKind::People | StepKind::PeopleOf => g.people(step, &topic, &mut out)?,
+            StepKind::History => g.history(step, &topic, &mut out)?,
+            StepKind::Impact => g.impact(step, &topic, &mut out)?,
+            StepKind::Status => g.status(&mut out)?,
             StepKind::Synthesize => {}
         }
         observer.step(&out);
         outcomes.push(out);
     }
+    g.answer(routing.route, outcomes, observer)
+}
 
-    let context = Context::build(
-        &chunks,
-        &ContextOptions {
-            budget_tokens: settings.context_tokens,
-            ..ContextOptions::default()
-        },
-    );
-    let (answer, model, claims, retried, replaced) = match llm {
-        Some(m) => {
-            let streams = observer.streams();
-            let mut forward = |text: &str| observer.delta(text);
-            let on_delta: Option<&mut dyn FnMut(&str)> =
-                if streams { Some(&mut forward) } else { None };
-            let a = ken_llm::ask(m, &req.question, &context, on_delta).map_err(|e| {
-                if e.is_configuration() {
-                    EngineError::bad_input(e.to_string())
-                } else {
-                    EngineError::unavailable(e.to_string())
+/// What the steps of one question gather: the context chunks for the
+/// answer, the hits they came from, the text of the steps that are not
+/// code (for the extractive answer), and what later steps build on.
+struct Gathering<'a> {
+    settings: &'a Settings,
+    repos: &'a [Arc<OpenRepo>],
+    req: &'a AskRequest,
+    llm: Option<&'a dyn ChatModel>,
+    embedder: Option<&'a dyn Embedder>,
+    limit: usize,
+    /// The chat model ordering code candidates (`llm_rerank`).
+    reranker: Option<&'a dyn ChatModel>,
+    rerank_cost: Option<RerankCost>,
+    chunks: Vec<ContextChunk>,
+    sources: Vec<Hit>,
+    notes: Vec<String>,
+    /// Files of the commits a history step found (for a `CommitCode` step).
+    commit_files: HashSet<String>,
+    /// Paths of the code found so far (for a `PeopleOf` step).
+    found_paths: Vec<String>,
+}
+
+impl Gathering<'_> {
+    /// Hits as context, each remembered as a source (and, with `found`, as
+    /// a path later steps may ask about).
+    fn keep(&mut self, hits: Vec<Hit>, found: bool) -> Result<()> {
+        for h in hits {
+            if let Some(c) = context_chunk(self.repos, &h)? {
+                if found {
+                    self.found_paths.push(h.path.clone());
                 }
-            })?;
-            (a.text, Some(a.model), a.claims, a.retried, a.used_retry)
+                self.chunks.push(c);
+                self.sources.push(h);
+            }
         }
-        None => {
-            let text = extractive(&req.question, &sources, &notes);
-            let checked = ken_llm::validate(&text, &context.sources());
-            (text, None, checked.claims, false, false)
+        Ok(())
+    }
+
+    fn text(&mut self, name: &str, lines: Vec<String>) {
+        push_text(&mut self.chunks, &mut self.notes, name, lines);
+    }
+
+    /// The tickets first, then the code their commits changed.
+    fn tickets(&mut self, tickets: &[crate::tickets::TicketEvidence]) -> Result<()> {
+        if tickets.is_empty() {
+            return Ok(());
         }
-    };
-    let mut claims = claims;
-    number_cells(repos, &sources, &mut claims)?;
-    Ok(AskResponse {
-        question: req.question.clone(),
-        route: routing.route,
-        steps: outcomes,
-        answer,
-        model,
-        claims,
-        sources,
-        retried,
-        replaced_stream: replaced,
-        rerank: rerank_cost,
-    })
+        self.text("ken-tickets.txt", crate::tickets::ticket_lines(tickets));
+        let files: Vec<String> = tickets
+            .iter()
+            .flat_map(|t| t.commits.iter().flat_map(|c| c.files.iter().cloned()))
+            .collect();
+        if !files.is_empty() {
+            let queries = [self.req.question.clone()];
+            let hits = retrieve(
+                self.settings,
+                self.repos,
+                &queries,
+                &files,
+                3,
+                self.embedder,
+            )?;
+            self.keep(hits, true)?;
+        }
+        Ok(())
+    }
+
+    fn code(&mut self, step: &Step, topic: &str, out: &mut StepOutcome) -> Result<()> {
+        let only: Vec<String> = if step.kind == StepKind::CommitCode {
+            self.commit_files.iter().cloned().collect()
+        } else {
+            step.paths.clone()
+        };
+        if step.kind == StepKind::CommitCode && only.is_empty() {
+            return Ok(());
+        }
+        let queries = expand(self.repos, topic, self.req.expand, self.llm);
+        out.queries = queries.clone();
+        let limit = self.limit;
+        // With a reranker, twice as many candidates, of which it keeps the best.
+        let pool = if self.reranker.is_some() {
+            (limit * 2).max(limit + 4).min(limit.max(30))
+        } else {
+            limit
+        };
+        let mut hits = retrieve(
+            self.settings,
+            self.repos,
+            &queries,
+            &only,
+            pool,
+            self.embedder,
+        )?;
+        if let Some(m) = self.reranker {
+            llm_rerank(m, topic, &mut hits, &mut self.rerank_cost);
+        }
+        hits.truncate(limit);
+        out.results = hits.len();
+        self.keep(hits, true)
+    }
+
+    fn people(&mut self, step: &Step, topic: &str, out: &mut StepOutcome) -> Result<()> {
+        let what = match self.found_paths.first() {
+            Some(p) if step.kind == StepKind::PeopleOf => p.clone(),
+            _ => topic.to_string(),
+        };
+        let settings = self.settings;
+        let mut lines = vec![format!("People who know {what}:")];
+        for r in self.repos {
+            let vectors = match self.embedder {
+                Some(e) => r.vectors(e.id())?,
+                None => None,
+            };
+            let template = r.template_for(&what, &settings.rank)?;
+            let env = SearchEnv {
+                rank: &settings.rank,
+                embedder: self.embedder,
+                vectors: vectors.as_deref(),
+                identities: None,
+                churn: None,
+                template: template.as_deref(),
+            };
+            let w = who_store(&*r.store, &r.ids, &what, r.now(), 5, env)?;
+            out.results += w.people.len();
+            for p in w.people {
+                let ev: Vec<String> = p
+                    .evidence
+                    .iter()
+                    .take(3)
+                    .map(|e| {
+                        format!(
+                            "{} ({:.0}% of lines, last {})",
+                            e.symbol.as_deref().unwrap_or(&e.path),
+                            e.share * 100.0,
+                            e.when.map(format_date).unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                lines.push(format!("{}. {} — {}", p.rank, p.name, ev.join("; ")));
+            }
+        }
+        self.text("ken-who.txt", lines);
+        Ok(())
+    }
+
+    fn history(&mut self, step: &Step, topic: &str, out: &mut StepOutcome) -> Result<()> {
+        let lr = LogSearchRequest {
+            query: if step.people.is_empty() && step.time.is_none() {
+                topic.to_string()
+            } else {
+                String::new()
+            },
+            repos: self.req.repos.clone(),
+            limit: 10,
+            author: step.people.first().cloned(),
+            since: step.time.as_ref().map(|t| t.since),
+            until: step.time.as_ref().map(|t| t.until),
+        };
+        let hits = log_search_repos(self.repos, &lr)?;
+        out.results = hits.len();
+        let mut lines = vec![format!(
+            "Commits{}:",
+            step.time
+                .as_ref()
+                .map(|t| format!(" {} to {}", t.from_date, t.to_date))
+                .unwrap_or_default()
+        )];
+        for h in hits {
+            self.commit_files.extend(h.files.iter().cloned());
+            lines.push(format!(
+                "{} {} {} — {} ({})",
+                &h.sha[..h.sha.len().min(10)],
+                format_date(h.when),
+                h.author,
+                h.summary,
+                h.files.join(", ")
+            ));
+        }
+        self.text("ken-history.txt", lines);
+        Ok(())
+    }
+
+    fn impact(&mut self, step: &Step, topic: &str, out: &mut StepOutcome) -> Result<()> {
+        let symbols: Vec<String> = if step.symbols.is_empty() {
+            crate::query::identifiers(topic)
+                .into_iter()
+                .filter(|i| i.strong)
+                .map(|i| i.text)
+                .collect()
+        } else {
+            step.symbols.clone()
+        };
+        let mut lines = Vec::new();
+        for r in self.repos {
+            let graph = r.graph()?;
+            for s in &symbols {
+                let res = graph.structure(s, Walk::Impact { max_depth: 3 });
+                out.results += res.results.len();
+                lines.push(format!(
+                    "What depends on {s} ({} definitions):",
+                    res.candidates.len()
+                ));
+                for x in res.results.iter().take(25) {
+                    lines.push(format!(
+                        "- {} in {}:{}-{} (depth {})",
+                        x.symbol, x.path, x.start_line, x.end_line, x.depth
+                    ));
+                }
+            }
+        }
+        if lines.is_empty() {
+            lines.push("No symbol named in the question to follow through the graph.".into());
+        }
+        self.text("ken-impact.txt", lines);
+        // and the code of the symbols themselves
+        let limit = self.limit.min(4);
+        let hits = retrieve(
+            self.settings,
+            self.repos,
+            &symbols,
+            &[],
+            limit,
+            self.embedder,
+        )?;
+        self.keep(hits, false)
+    }
+
+    fn status(&mut self, out: &mut StepOutcome) -> Result<()> {
+        let st = status::status_repos(self.repos, self.settings.embed_text)?;
+        out.results = st.len();
+        let lines: Vec<String> = st
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}: {} at {} ({} files, {} chunks{}){}",
+                    r.name,
+                    if r.state.worktree {
+                        "working tree"
+                    } else {
+                        "commit"
+                    },
+                    r.state.commit.as_deref().unwrap_or("?"),
+                    r.stats.files,
+                    r.stats.chunks,
+                    r.embeddings
+                        .first()
+                        .map(|e| format!(", {}/{} embedded", e.embedded, e.chunks))
+                        .unwrap_or_default(),
+                    r.state
+                        .indexed_at
+                        .map(|t| format!(", indexed {}", format_date(t)))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        self.text("ken-status.txt", lines);
+        Ok(())
+    }
+
+    /// The answer from what was gathered: the chat model's (streamed to
+    /// `observer` when it takes a stream) or, without one, extractive;
+    /// every claim checked against the context either way.
+    fn answer(
+        self,
+        route: Route,
+        steps: Vec<StepOutcome>,
+        observer: &mut dyn AskObserver,
+    ) -> Result<AskResponse> {
+        let context = Context::build(
+            &self.chunks,
+            &ContextOptions {
+                budget_tokens: self.settings.context_tokens,
+                ..ContextOptions::default()
+            },
+        );
+        let (answer, model, claims, retried, replaced) = match self.llm {
+            Some(m) => {
+                let streams = observer.streams();
+                let mut forward = |text: &str| observer.delta(text);
+                let on_delta: Option<&mut dyn FnMut(&str)> =
+                    if streams { Some(&mut forward) } else { None };
+                let a = ken_llm::ask(m, &self.req.question, &context, on_delta).map_err(|e| {
+                    if e.is_configuration() {
+                        EngineError::bad_input(e.to_string())
+                    } else {
+                        EngineError::unavailable(e.to_string())
+                    }
+                })?;
+                (a.text, Some(a.model), a.claims, a.retried, a.used_retry)
+            }
+            None => {
+                let text = extractive(&self.req.question, &self.sources, &self.notes);
+                let checked = ken_llm::validate(&text, &context.sources());
+                (text, None, checked.claims, false, false)
+            }
+        };
+        let mut claims = claims;
+        number_cells(self.repos, &self.sources, &mut claims)?;
+        Ok(AskResponse {
+            question: self.req.question.clone(),
+            route,
+            steps,
+            answer,
+            model,
+            claims,
+            sources: self.sources,
+            retried,
+            replaced_stream: replaced,
+            rerank: self.rerank_cost,
+        })
+    }
 }
 
 /// Orders `hits` by the chat model's listwise ranking of their code, and

@@ -6,12 +6,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ken_core::{Filters, Hit};
 use ken_embed::Embedder;
 use ken_source::GitRepo;
-use ken_store::{LexicalQuery, Store};
+use ken_store::{LexicalQuery, Store, StoreProvider};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{IndexRequest, NoProgress};
@@ -229,7 +230,6 @@ pub fn eval(
     embedder: Option<&dyn Embedder>,
 ) -> Result<EvalReport> {
     let queries = read_queries(&opts.file)?;
-    let stores = settings.stores()?;
     let embedder = match opts.mode {
         EvalMode::Search(Mode::Lexical) | EvalMode::Baseline => None,
         EvalMode::Search(_) => embedder,
@@ -239,190 +239,250 @@ pub fn eval(
             "--mode semantic needs an embedding model (see `ken model install`)",
         ));
     }
+    let mut run = EvalRun {
+        settings,
+        opts,
+        log,
+        embedder,
+        stores: settings.stores()?,
+        outcomes: Vec::new(),
+        failed: Vec::new(),
+        who_ranks: BTreeMap::new(),
+    };
     // Group by repository, then by the commit to index, in commit order.
     let mut by_repo: BTreeMap<String, Vec<EvalQuery>> = BTreeMap::new();
     for q in queries {
         by_repo.entry(q.repo.clone()).or_default().push(q);
     }
-    let mut outcomes: Vec<QueryOutcome> = Vec::new();
-    let mut failed: Vec<FailedStep> = Vec::new();
-    let mut who_ranks: BTreeMap<String, Vec<WhoRanks>> = BTreeMap::new();
     for (repo, mut qs) in by_repo {
         if let Some(n) = opts.max_queries {
             qs.truncate(n);
         }
         let path = opts.repos.get(&repo).cloned();
-        let mut groups: BTreeMap<Option<String>, Vec<EvalQuery>> = BTreeMap::new();
-        for q in qs {
-            let sha = if opts.at_parent {
-                q.parent_sha.clone().or(q.base_sha.clone())
-            } else {
-                q.base_sha.clone()
-            };
-            groups.entry(sha).or_default().push(q);
+        for (sha, qs) in commits_in_order(path.as_deref(), qs, opts.at_parent) {
+            if run.index_at(&repo, path.as_deref(), sha.as_deref(), &qs)? {
+                run.ask(&repo, &qs)?;
+            }
         }
-        let mut ordered: Vec<(Option<String>, Vec<EvalQuery>, i64)> = Vec::new();
-        for (sha, qs) in groups {
-            // an unknown commit sorts first; its index step reports the error
-            let time = match (&path, &sha) {
+    }
+    run.report()
+}
+
+/// The queries of one repository grouped by the commit each is asked at,
+/// oldest commit first (an unknown commit first: its index step reports
+/// the error).
+fn commits_in_order(
+    path: Option<&Path>,
+    qs: Vec<EvalQuery>,
+    at_parent: bool,
+) -> Vec<(Option<String>, Vec<EvalQuery>)> {
+    let mut groups: BTreeMap<Option<String>, Vec<EvalQuery>> = BTreeMap::new();
+    for q in qs {
+        let sha = if at_parent {
+            q.parent_sha.clone().or(q.base_sha.clone())
+        } else {
+            q.base_sha.clone()
+        };
+        groups.entry(sha).or_default().push(q);
+    }
+    let mut ordered: Vec<(Option<String>, Vec<EvalQuery>, i64)> = groups
+        .into_iter()
+        .map(|(sha, qs)| {
+            let time = match (path, &sha) {
                 (Some(p), Some(s)) => GitRepo::open(p)
                     .and_then(|r| r.resolve(s))
                     .map_or(0, |c| c.time),
                 _ => 0,
             };
-            ordered.push((sha, qs, time));
-        }
-        ordered.sort_by_key(|(_, _, t)| *t);
-        for (sha, qs, _) in ordered {
-            match &path {
-                Some(p) => {
-                    let started = Instant::now();
-                    let indexed = index::index(
-                        settings,
-                        &IndexRequest {
-                            source: p.display().to_string(),
-                            rev: sha.clone(),
-                            name: Some(repo.clone()),
-                            no_embed: embedder.is_none(),
-                            limits: Default::default(),
-                        },
-                        &NoProgress,
-                        embedder,
-                    );
-                    let r = match indexed {
-                        Ok(r) => r,
-                        // another writer on the index: the run cannot go on
-                        Err(e) if e.kind() == crate::ErrorKind::Busy => return Err(e),
-                        Err(e) => {
-                            let error = e.to_string();
-                            log(&format!(
-                                "{repo} @ {}: index step failed, {} queries counted as misses: {error}",
-                                sha.as_deref().unwrap_or("HEAD"),
-                                qs.len()
-                            ));
-                            failed.push(FailedStep {
-                                repo: repo.clone(),
-                                commit: sha.clone(),
-                                queries: qs.len(),
-                                error: error.clone(),
-                            });
-                            outcomes.extend(qs.iter().map(|q| failed_query(&repo, q, &error)));
-                            continue;
-                        }
-                    };
-                    log(&format!(
-                        "{repo} @ {}: {} files, {} processed in {:.1}s",
-                        sha.as_deref()
-                            .map(|s| &s[..s.len().min(10)])
-                            .unwrap_or("HEAD"),
-                        r.files,
-                        r.processed,
-                        started.elapsed().as_secs_f64()
-                    ));
-                }
-                None => {
-                    let store = stores.open(&repo)?;
-                    let state = store.state()?;
-                    if sha.is_some() && state.commit != sha {
-                        return Err(EngineError::bad_input(format!(
-                            "{repo}: the index is not at {}; give its path with --repo {repo}=PATH",
-                            sha.unwrap_or_default()
-                        )));
-                    }
+            (sha, qs, time)
+        })
+        .collect();
+    ordered.sort_by_key(|(_, _, t)| *t);
+    ordered.into_iter().map(|(sha, qs, _)| (sha, qs)).collect()
+}
+
+/// One evaluation under way: what it was asked, and what it found so far.
+struct EvalRun<'a> {
+    settings: &'a Settings,
+    opts: &'a EvalOptions,
+    log: &'a dyn Fn(&str),
+    embedder: Option<&'a dyn Embedder>,
+    stores: Arc<dyn StoreProvider>,
+    outcomes: Vec<QueryOutcome>,
+    failed: Vec<FailedStep>,
+    who_ranks: BTreeMap<String, Vec<WhoRanks>>,
+}
+
+impl EvalRun<'_> {
+    /// The index of `repo` at `sha`: indexed from `path` when given (false
+    /// when that fails: its queries are counted as misses), else the one
+    /// already there, which must be at `sha`.
+    fn index_at(
+        &mut self,
+        repo: &str,
+        path: Option<&Path>,
+        sha: Option<&str>,
+        qs: &[EvalQuery],
+    ) -> Result<bool> {
+        let Some(p) = path else {
+            let state = self.stores.open(repo)?.state()?;
+            if sha.is_some() && state.commit.as_deref() != sha {
+                return Err(EngineError::bad_input(format!(
+                    "{repo}: the index is not at {}; give its path with --repo {repo}=PATH",
+                    sha.unwrap_or_default()
+                )));
+            }
+            return Ok(true);
+        };
+        let started = Instant::now();
+        let indexed = index::index(
+            self.settings,
+            &IndexRequest {
+                source: p.display().to_string(),
+                rev: sha.map(str::to_string),
+                name: Some(repo.to_string()),
+                no_embed: self.embedder.is_none(),
+                limits: Default::default(),
+            },
+            &NoProgress,
+            self.embedder,
+        );
+        let r = match indexed {
+            Ok(r) => r,
+            // another writer on the index: the run cannot go on
+            Err(e) if e.kind() == crate::ErrorKind::Busy => return Err(e),
+            Err(e) => {
+                let error = e.to_string();
+                (self.log)(&format!(
+                    "{repo} @ {}: index step failed, {} queries counted as misses: {error}",
+                    sha.unwrap_or("HEAD"),
+                    qs.len()
+                ));
+                self.failed.push(FailedStep {
+                    repo: repo.to_string(),
+                    commit: sha.map(str::to_string),
+                    queries: qs.len(),
+                    error: error.clone(),
+                });
+                self.outcomes
+                    .extend(qs.iter().map(|q| failed_query(repo, q, &error)));
+                return Ok(false);
+            }
+        };
+        (self.log)(&format!(
+            "{repo} @ {}: {} files, {} processed in {:.1}s",
+            sha.map(|s| &s[..s.len().min(10)]).unwrap_or("HEAD"),
+            r.files,
+            r.processed,
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(true)
+    }
+
+    /// Asks `qs` of the index of `repo` as it stands (and, with `who`, who
+    /// should know each).
+    fn ask(&mut self, repo: &str, qs: &[EvalQuery]) -> Result<()> {
+        let settings = self.settings;
+        let opts = self.opts;
+        let store = self.stores.open(repo)?;
+        let store: &dyn Store = &*store;
+        let vectors = match self.embedder {
+            Some(e) => semantic::load_vectors(store, e.id())?,
+            None => None,
+        };
+        let state = store.state()?;
+        let rank = settings.rank.for_repo(&state);
+        // the constants themselves serve questions what was learned
+        // does not fit (RankParams::for_question)
+        let churn = if rank.uses_history() || settings.rank.uses_history() {
+            Some(crate::repo::load_churn(store)?)
+        } else {
+            None
+        };
+        let template = IssueTemplate::load(store)?;
+        let env = SearchEnv {
+            churn: churn.as_ref(),
+            rank: &rank,
+            embedder: self.embedder,
+            vectors: vectors.as_ref(),
+            identities: None,
+            template: Some(&template),
+        };
+        if opts.who {
+            let entry = self.who_ranks.entry(repo.to_string()).or_default();
+            // every commit author observed: read once per indexed commit
+            let ids = crate::people::observed_identities(&settings.home, store)?;
+            for q in qs {
+                if let Some(r) = who_query(store, &ids, q, env)? {
+                    entry.push(r);
                 }
             }
-            let store = stores.open(&repo)?;
-            let store: &dyn Store = &*store;
-            let vectors = match embedder {
-                Some(e) => semantic::load_vectors(store, e.id())?,
-                None => None,
-            };
-            let state = store.state()?;
-            let rank = settings.rank.for_repo(&state);
-            // the constants themselves serve questions what was learned
-            // does not fit (RankParams::for_question)
-            let churn = if rank.uses_history() || settings.rank.uses_history() {
-                Some(crate::repo::load_churn(store)?)
-            } else {
-                None
-            };
-            let template = IssueTemplate::load(store)?;
-            let env = SearchEnv {
-                churn: churn.as_ref(),
-                rank: &rank,
-                embedder,
-                vectors: vectors.as_ref(),
-                identities: None,
-                template: Some(&template),
-            };
-            if opts.who {
-                let entry = who_ranks.entry(repo.clone()).or_default();
-                // every commit author observed: read once per indexed commit
-                let ids = crate::people::observed_identities(&settings.home, store)?;
-                for q in &qs {
-                    if let Some(r) = who_query(store, &ids, q, env)? {
-                        entry.push(r);
-                    }
-                }
-            }
-            for q in &qs {
-                let rank = settings.rank.for_question(&state, &q.query);
-                outcomes.push(run_query(
-                    opts.expand,
-                    SearchEnv { rank: &rank, ..env },
-                    store,
-                    &repo,
-                    q,
-                    opts.mode,
-                    opts.at_parent,
-                )?);
-            }
         }
-    }
-    if let Some(path) = &opts.per_query {
-        let mut text = String::new();
-        for o in &outcomes {
-            text.push_str(&serde_json::to_string(o).unwrap_or_default());
-            text.push('\n');
+        for q in qs {
+            let rank = settings.rank.for_question(&state, &q.query);
+            self.outcomes.push(run_query(
+                opts.expand,
+                SearchEnv { rank: &rank, ..env },
+                store,
+                repo,
+                q,
+                opts.mode,
+                opts.at_parent,
+            )?);
         }
-        std::fs::write(path, text)
-            .map_err(|e| EngineError::bad_input(format!("cannot write {}: {e}", path.display())))?;
+        Ok(())
     }
-    let mut repos = BTreeMap::new();
-    let names: Vec<String> = {
-        let mut n: Vec<String> = outcomes.iter().map(|o| o.repo.clone()).collect();
-        n.dedup();
-        n
-    };
-    for name in names {
-        let subset: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.repo == name).collect();
-        repos.insert(name, metrics(&subset));
+
+    /// The metrics over every query, per repository and overall (and the
+    /// per-query lines, when asked for).
+    fn report(self) -> Result<EvalReport> {
+        let outcomes = &self.outcomes;
+        if let Some(path) = &self.opts.per_query {
+            let mut text = String::new();
+            for o in outcomes {
+                text.push_str(&serde_json::to_string(o).unwrap_or_default());
+                text.push('\n');
+            }
+            std::fs::write(path, text).map_err(|e| {
+                EngineError::bad_input(format!("cannot write {}: {e}", path.display()))
+            })?;
+        }
+        let mut repos = BTreeMap::new();
+        let names: Vec<String> = {
+            let mut n: Vec<String> = outcomes.iter().map(|o| o.repo.clone()).collect();
+            n.dedup();
+            n
+        };
+        for name in names {
+            let subset: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.repo == name).collect();
+            repos.insert(name, metrics(&subset));
+        }
+        let all: Vec<&QueryOutcome> = outcomes.iter().collect();
+        let unhinted: Vec<&QueryOutcome> = outcomes.iter().filter(|o| !o.hinted).collect();
+        let has_hint_fields = unhinted.len() < outcomes.len();
+        let mut who = BTreeMap::new();
+        let mut every: Vec<WhoRanks> = Vec::new();
+        for (repo, ranks) in &self.who_ranks {
+            every.extend(ranks.iter().copied());
+            who.insert(repo.clone(), who_metrics(ranks));
+        }
+        if !who.is_empty() {
+            who.insert("overall".to_string(), who_metrics(&every));
+        }
+        Ok(EvalReport {
+            who,
+            failed: self.failed,
+            overall: metrics(&all),
+            repos,
+            no_hints: has_hint_fields.then(|| metrics(&unhinted)),
+            mode: match self.opts.mode {
+                EvalMode::Search(Mode::Hybrid) => "hybrid".into(),
+                EvalMode::Search(Mode::Lexical) => "lexical".into(),
+                EvalMode::Search(Mode::Semantic) => "semantic".into(),
+                EvalMode::Baseline => "baseline".into(),
+            },
+        })
     }
-    let all: Vec<&QueryOutcome> = outcomes.iter().collect();
-    let unhinted: Vec<&QueryOutcome> = outcomes.iter().filter(|o| !o.hinted).collect();
-    let has_hint_fields = unhinted.len() < outcomes.len();
-    let mut who = BTreeMap::new();
-    let mut every: Vec<WhoRanks> = Vec::new();
-    for (repo, ranks) in &who_ranks {
-        every.extend(ranks.iter().copied());
-        who.insert(repo.clone(), who_metrics(ranks));
-    }
-    if !who.is_empty() {
-        who.insert("overall".to_string(), who_metrics(&every));
-    }
-    Ok(EvalReport {
-        who,
-        failed,
-        overall: metrics(&all),
-        repos,
-        no_hints: has_hint_fields.then(|| metrics(&unhinted)),
-        mode: match opts.mode {
-            EvalMode::Search(Mode::Hybrid) => "hybrid".into(),
-            EvalMode::Search(Mode::Lexical) => "lexical".into(),
-            EvalMode::Search(Mode::Semantic) => "semantic".into(),
-            EvalMode::Baseline => "baseline".into(),
-        },
-    })
 }
 
 /// A query that could not be run: a miss on every measure.
