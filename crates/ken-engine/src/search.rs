@@ -208,33 +208,7 @@ pub(crate) fn rank_candidates(
     let allowed_set: Option<HashSet<&str>> = allowed
         .as_ref()
         .map(|v| v.iter().map(String::as_str).collect());
-    // a bug report: its title weighs more, its identifiers are not pinned,
-    // and the files it points at are a list of their own
-    let is_issue = lexical && issue::is_issue(&req.query, p.issue_words);
-    let text = match env.template {
-        Some(t) if is_issue && p.issue_template_out => t.strip(&req.query),
-        _ => std::borrow::Cow::Borrowed(req.query.as_str()),
-    };
-    let text = if is_issue && p.issue_env_out {
-        let stripped = match issue::strip_environment(&text) {
-            std::borrow::Cow::Owned(s) => Some(s),
-            std::borrow::Cow::Borrowed(_) => None,
-        };
-        stripped.map_or(text, std::borrow::Cow::Owned)
-    } else {
-        text
-    };
-    let issue = is_issue.then(|| issue::parse(&text));
-    let lex_text = match &issue {
-        Some(q) if p.issue_title > 0 => {
-            format!(
-                "{}\n{}",
-                vec![q.title.as_str(); p.issue_title].join("\n"),
-                text
-            )
-        }
-        _ => text.into_owned(),
-    };
+    let (issue, lex_text) = read_question(&req.query, lexical, env.template, p);
     let lex = LexicalQuery {
         text: lex_text,
         limit: p.candidates,
@@ -291,10 +265,7 @@ pub(crate) fn rank_candidates(
         .into_iter()
         .map(|c| (c.id, c))
         .collect();
-    let mut covered_files: HashSet<String> = HashSet::new();
-    for c in chunks.values() {
-        covered_files.insert(c.path.clone());
-    }
+    let covered_files: HashSet<String> = chunks.values().map(|c| c.path.clone()).collect();
     let uncovered: Vec<String> = file_hits
         .iter()
         .take(50)
@@ -344,55 +315,19 @@ pub(crate) fn rank_candidates(
     } else {
         HashMap::new()
     };
-    let lang_ok =
-        |l: Language| req.filters.languages.is_empty() || req.filters.languages.contains(&l);
-
-    let mut scored: Vec<(u64, Candidate)> = Vec::new();
-    for (id, mut c) in cands {
-        let Some(chunk) = chunks.get(&id) else {
-            continue;
-        };
-        // every filter holds for every signal (dense hits come from an
-        // index that knows nothing of paths or languages)
-        if !lang_ok(chunk.language) {
-            continue;
-        }
-        if let Some(set) = &allowed_set
-            && !set.contains(chunk.path.as_str())
-        {
-            continue;
-        }
-        if let Some(shas) = &people_filter
-            && !store.blame_of(&chunk.path)?.iter().any(|b| {
-                b.end_line >= chunk.start_line
-                    && b.start_line <= chunk.end_line
-                    && shas.contains(&b.sha)
-            })
-        {
-            continue;
-        }
-        if let Some((rank, score)) = file_rank.get(chunk.path.as_str()) {
-            c.fused += p.rrf(p.w_file, *rank);
-            c.signals.set("file", *rank as u32, *score);
-        }
-        if let Some(&rank) = mention_rank.get(chunk.path.as_str()) {
-            // the signal's score: 1 for a traceback frame, else 0
-            let framed = rank <= mentioned.framed;
-            c.fused += p.mention_rrf(rank, framed);
-            c.signals
-                .set("mention", rank as u32, if framed { 1.0 } else { 0.0 });
-        }
-        if let Some((rank, score)) = ppr_rank.get(&chunk.path) {
-            c.fused += p.rrf(p.w_ppr, *rank);
-            c.signals.set("ppr", *rank as u32, *score);
-        }
-        c.fused *= prior(chunk, p);
-        if let Some(r) = file_pr.get(&chunk.path) {
-            c.fused *= r.max(0.05).powf(p.w_pagerank);
-            c.signals.set("pagerank", 0, *r);
-        }
-        scored.push((id, c));
-    }
+    let by_file = FileSignals {
+        file_rank: &file_rank,
+        mention_rank: &mention_rank,
+        framed: mentioned.framed,
+        ppr_rank: &ppr_rank,
+        file_pr: &file_pr,
+    };
+    let keep = Keep {
+        languages: &req.filters.languages,
+        paths: allowed_set.as_ref(),
+        shas: people_filter.as_ref(),
+    };
+    let mut scored = score_candidates(store, cands, &chunks, &by_file, &keep, p)?;
 
     let may_pin = issue.is_none() || p.pin_issues;
     if may_pin {
@@ -408,6 +343,121 @@ pub(crate) fn rank_candidates(
         file_rank,
         notes,
     })
+}
+
+/// A question as the lexical search reads it. A bug report (judged by
+/// `p.issue_words`, and only when the lexical signals run) loses its
+/// repository's issue-template lines and its environment dump when `p` says
+/// so, and is parsed for its title, frames, paths and modules; its title
+/// weighs more (`p.issue_title` copies of it before the text).
+fn read_question(
+    query: &str,
+    lexical: bool,
+    template: Option<&IssueTemplate>,
+    p: &RankParams,
+) -> (Option<issue::IssueQuery>, String) {
+    use std::borrow::Cow;
+    let is_issue = lexical && issue::is_issue(query, p.issue_words);
+    let text = match template {
+        Some(t) if is_issue && p.issue_template_out => t.strip(query),
+        _ => Cow::Borrowed(query),
+    };
+    let text = if is_issue && p.issue_env_out {
+        let stripped = match issue::strip_environment(&text) {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
+        stripped.map_or(text, Cow::Owned)
+    } else {
+        text
+    };
+    let issue = is_issue.then(|| issue::parse(&text));
+    let lex_text = match &issue {
+        Some(q) if p.issue_title > 0 => format!(
+            "{}\n{}",
+            vec![q.title.as_str(); p.issue_title].join("\n"),
+            text
+        ),
+        _ => text.into_owned(),
+    };
+    (issue, lex_text)
+}
+
+/// What whole files say of their chunks: whole-file BM25, the files a bug
+/// report mentions (the first `framed` from its traceback), graph
+/// neighbours of the best files, and each file's PageRank.
+struct FileSignals<'a> {
+    file_rank: &'a HashMap<&'a str, (usize, f32)>,
+    mention_rank: &'a HashMap<&'a str, usize>,
+    framed: usize,
+    ppr_rank: &'a HashMap<String, (usize, f32)>,
+    file_pr: &'a HashMap<String, f32>,
+}
+
+/// What a hit must satisfy whichever signal found it (dense hits come from
+/// an index that knows nothing of paths or languages).
+struct Keep<'a> {
+    languages: &'a [Language],
+    paths: Option<&'a HashSet<&'a str>>,
+    /// Commits one of which must have written a line of the chunk.
+    shas: Option<&'a HashSet<String>>,
+}
+
+/// The candidates that pass `keep`, each scored: its lists' fused score,
+/// plus what its file's signals add, times its priors.
+fn score_candidates(
+    store: &dyn Store,
+    cands: HashMap<u64, Candidate>,
+    chunks: &HashMap<u64, StoredChunk>,
+    by_file: &FileSignals<'_>,
+    keep: &Keep<'_>,
+    p: &RankParams,
+) -> Result<Vec<(u64, Candidate)>> {
+    let mut scored: Vec<(u64, Candidate)> = Vec::new();
+    for (id, mut c) in cands {
+        let Some(chunk) = chunks.get(&id) else {
+            continue;
+        };
+        if !keep.languages.is_empty() && !keep.languages.contains(&chunk.language) {
+            continue;
+        }
+        if let Some(set) = keep.paths
+            && !set.contains(chunk.path.as_str())
+        {
+            continue;
+        }
+        if let Some(shas) = keep.shas
+            && !store.blame_of(&chunk.path)?.iter().any(|b| {
+                b.end_line >= chunk.start_line
+                    && b.start_line <= chunk.end_line
+                    && shas.contains(&b.sha)
+            })
+        {
+            continue;
+        }
+        if let Some((rank, score)) = by_file.file_rank.get(chunk.path.as_str()) {
+            c.fused += p.rrf(p.w_file, *rank);
+            c.signals.set("file", *rank as u32, *score);
+        }
+        if let Some(&rank) = by_file.mention_rank.get(chunk.path.as_str()) {
+            // the signal's score: 1 for a traceback frame, else 0
+            let framed = rank <= by_file.framed;
+            c.fused += p.mention_rrf(rank, framed);
+            c.signals
+                .set("mention", rank as u32, if framed { 1.0 } else { 0.0 });
+        }
+        if let Some((rank, score)) = by_file.ppr_rank.get(&chunk.path) {
+            c.fused += p.rrf(p.w_ppr, *rank);
+            c.signals.set("ppr", *rank as u32, *score);
+        }
+        c.fused *= prior(chunk, p);
+        if let Some(r) = by_file.file_pr.get(&chunk.path) {
+            c.fused *= r.max(0.05).powf(p.w_pagerank);
+            c.signals.set("pagerank", 0, *r);
+        }
+        scored.push((id, c));
+    }
+    Ok(scored)
 }
 
 /// Candidates after the first stages: every signal's list gathered,
