@@ -201,6 +201,86 @@ impl EmbeddedStore {
             .collect::<std::result::Result<_, _>>()?;
         Ok(names.join(" "))
     }
+
+    /// Journals `paths` (a batch under way: a run that stops before it
+    /// commits redoes them) and reserves `needed` chunk ids: the batch's
+    /// sequence number and its first chunk id.
+    fn journal(&self, paths: &[&str], needed: u64) -> Result<(u64, u64)> {
+        let mut conn = self.conns.get()?;
+        let tx = conn.transaction()?;
+        let first_id = sql::get_meta(&tx, "next_chunk_id")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        let seq = sql::get_meta(&tx, "batch_seq")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+            + 1;
+        sql::set_meta(&tx, "next_chunk_id", Some(&(first_id + needed).to_string()))?;
+        {
+            let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO journal(path) VALUES (?1)")?;
+            for p in paths {
+                stmt.execute([p])?;
+            }
+        }
+        tx.commit()?;
+        Ok((seq, first_id))
+    }
+
+    /// The batch in the chunk and file indexes, committed under `seq`; the
+    /// chunk ids given to each upsert's chunks, from `first_id` on.
+    fn write_lexical(
+        &mut self,
+        batch: &Batch,
+        paths: &[&str],
+        first_id: u64,
+        seq: u64,
+    ) -> Result<Vec<Vec<u64>>> {
+        for p in paths {
+            self.chunk_index.delete_path(p);
+            self.file_index.delete_path(p);
+        }
+        let mut next_id = first_id;
+        let mut ids: Vec<Vec<u64>> = Vec::with_capacity(batch.upserts.len());
+        for u in &batch.upserts {
+            let FileContent::Indexed { text, syntax } = &u.content else {
+                ids.push(Vec::new());
+                continue;
+            };
+            let lang = u.language.name();
+            let mut file_ids = Vec::with_capacity(syntax.chunks.len());
+            for c in &syntax.chunks {
+                let id = next_id;
+                next_id += 1;
+                file_ids.push(id);
+                self.chunk_index.add(&LexDoc {
+                    chunk_id: id,
+                    path: &u.path,
+                    lang: c.language.name(),
+                    body: &c.text,
+                    symbol: c.qualname.as_deref().unwrap_or(""),
+                    doc: c.doc.as_deref().unwrap_or(""),
+                })?;
+            }
+            let names: Vec<&str> = syntax
+                .definitions
+                .iter()
+                .map(|d| d.qualname.as_str())
+                .collect();
+            self.file_index.add(&LexDoc {
+                chunk_id: 0,
+                path: &u.path,
+                lang,
+                body: text,
+                symbol: &names.join(" "),
+                doc: "",
+            })?;
+            ids.push(file_ids);
+        }
+        let payload = seq.to_string();
+        self.chunk_index.commit(&payload)?;
+        self.file_index.commit(&payload)?;
+        Ok(ids)
+    }
 }
 
 /// The smallest chunk holding the whole definition (a real definition chunk
@@ -269,193 +349,14 @@ impl IndexStore for EmbeddedStore {
             return Ok(());
         }
         let paths: Vec<&str> = batch.paths().collect();
-        let needed = batch.chunk_count();
-
         // Step 1: journal the paths, reserve chunk ids.
-        let seq: u64;
-        let first_id: u64;
-        {
-            let mut conn = self.conns.get()?;
-            let tx = conn.transaction()?;
-            first_id = sql::get_meta(&tx, "next_chunk_id")?
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(1);
-            seq = sql::get_meta(&tx, "batch_seq")?
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
-                + 1;
-            sql::set_meta(&tx, "next_chunk_id", Some(&(first_id + needed).to_string()))?;
-            {
-                let mut stmt =
-                    tx.prepare_cached("INSERT OR IGNORE INTO journal(path) VALUES (?1)")?;
-                for p in &paths {
-                    stmt.execute([p])?;
-                }
-            }
-            tx.commit()?;
-        }
-
+        let (seq, first_id) = self.journal(&paths, batch.chunk_count())?;
         // Step 2: the lexical indexes.
-        for p in &paths {
-            self.chunk_index.delete_path(p);
-            self.file_index.delete_path(p);
-        }
-        let mut next_id = first_id;
-        let mut ids: Vec<Vec<u64>> = Vec::with_capacity(batch.upserts.len());
-        for u in &batch.upserts {
-            let FileContent::Indexed { text, syntax } = &u.content else {
-                ids.push(Vec::new());
-                continue;
-            };
-            let lang = u.language.name();
-            let mut file_ids = Vec::with_capacity(syntax.chunks.len());
-            for c in &syntax.chunks {
-                let id = next_id;
-                next_id += 1;
-                file_ids.push(id);
-                self.chunk_index.add(&LexDoc {
-                    chunk_id: id,
-                    path: &u.path,
-                    lang: c.language.name(),
-                    body: &c.text,
-                    symbol: c.qualname.as_deref().unwrap_or(""),
-                    doc: c.doc.as_deref().unwrap_or(""),
-                })?;
-            }
-            let names: Vec<&str> = syntax
-                .definitions
-                .iter()
-                .map(|d| d.qualname.as_str())
-                .collect();
-            self.file_index.add(&LexDoc {
-                chunk_id: 0,
-                path: &u.path,
-                lang,
-                body: text,
-                symbol: &names.join(" "),
-                doc: "",
-            })?;
-            ids.push(file_ids);
-        }
-        let payload = seq.to_string();
-        self.chunk_index.commit(&payload)?;
-        self.file_index.commit(&payload)?;
-
+        let ids = self.write_lexical(&batch, &paths, first_id, seq)?;
         // Step 3: SQLite, in one transaction.
         let mut conn = self.conns.get()?;
         let tx = conn.transaction()?;
-        {
-            let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
-            // a file's symbols through its chunks (before those go)
-            let mut del_symbols = tx.prepare_cached(
-                "DELETE FROM symbols WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
-            )?;
-            let mut del_facts = tx.prepare_cached("DELETE FROM facts WHERE path = ?1")?;
-            let mut del_blame_done = tx.prepare_cached("DELETE FROM blame_done WHERE path = ?1")?;
-            let mut del_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
-            for p in &paths {
-                del_symbols.execute([p])?;
-                del_chunks.execute([p])?;
-                del_facts.execute([p])?;
-                if batch.deletes.iter().any(|d| d == p) {
-                    blame::delete_blame(&tx, p)?;
-                    del_blame_done.execute([p])?;
-                }
-                del_file.execute([p])?;
-            }
-            let mut ins_file = tx.prepare_cached(
-                "INSERT INTO files(path, blob_id, language, size, skip) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?;
-            let mut ins_blob =
-                tx.prepare_cached("INSERT OR IGNORE INTO blobs(id, text) VALUES (?1, ?2)")?;
-            let mut ins_chunk = tx.prepare_cached(
-                "INSERT INTO chunks(id, path, kind, language, symbol, qualname, signature, doc,
-                 start_line, end_line, start_byte, end_byte, trivial, cell, content_hash, text)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            )?;
-            let mut ins_facts =
-                tx.prepare_cached("INSERT INTO facts(path, json) VALUES (?1, ?2)")?;
-            let mut ins_symbol = tx.prepare_cached(
-                "INSERT INTO symbols(name, folded, qualname, qual_folded, kind, path, start_line, end_line, chunk_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?;
-            for (u, file_ids) in batch.upserts.iter().zip(&ids) {
-                let skip = match &u.content {
-                    FileContent::Skipped { reason } => Some(reason.as_str()),
-                    FileContent::Indexed { .. } => None,
-                };
-                ins_file.execute(params![
-                    u.path,
-                    u.id,
-                    u.language.name(),
-                    u.size as i64,
-                    skip
-                ])?;
-                let FileContent::Indexed { text, syntax } = &u.content else {
-                    continue;
-                };
-                ins_blob.execute(params![u.id, texts::pack(text)?])?;
-                for (c, id) in syntax.chunks.iter().zip(file_ids) {
-                    let slice = text.get(c.start_byte as usize..c.end_byte as usize);
-                    let stored_text = if !c.synthetic && slice == Some(c.text.as_str()) {
-                        None
-                    } else {
-                        Some(c.text.as_str())
-                    };
-                    ins_chunk.execute(params![
-                        *id as i64,
-                        u.path,
-                        c.kind.name(),
-                        c.language.name(),
-                        c.symbol,
-                        c.qualname,
-                        c.signature,
-                        texts::pack_field(c.doc.as_deref()),
-                        c.start_line,
-                        c.end_line,
-                        c.start_byte,
-                        c.end_byte,
-                        c.trivial as i64,
-                        c.cell,
-                        sql::hex_value(&ken_core::content_hash(c.text.as_bytes())),
-                        texts::pack_field(stored_text),
-                    ])?;
-                }
-                if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
-                    let facts = ken_graph::FileFacts::new(
-                        u.path.clone(),
-                        u.language,
-                        syntax.definitions.clone(),
-                        syntax.references.clone(),
-                    );
-                    ins_facts.execute(params![u.path, sql::pack_facts(&facts)?])?;
-                }
-                let mut seen = HashSet::new();
-                for d in &syntax.definitions {
-                    let Some(home) = home_chunk(d, &syntax.chunks) else {
-                        continue;
-                    };
-                    if !seen.insert((d.qualname.as_str(), d.start_line)) {
-                        continue;
-                    }
-                    ins_symbol.execute(params![
-                        d.name,
-                        fold(&d.name),
-                        d.qualname,
-                        fold(&d.qualname),
-                        d.kind.name(),
-                        u.path,
-                        d.start_line,
-                        d.end_line,
-                        file_ids[home] as i64,
-                    ])?;
-                }
-            }
-            let mut del_journal = tx.prepare_cached("DELETE FROM journal WHERE path = ?1")?;
-            for p in &paths {
-                del_journal.execute([p])?;
-            }
-        }
+        write_rows(&tx, &batch, &paths, &ids)?;
         sql::set_meta(&tx, "batch_seq", Some(&seq.to_string()))?;
         tx.commit()?;
         Ok(())
@@ -789,4 +690,125 @@ impl VectorStore for EmbeddedStore {
         };
         vectors::search(&self.dir, &self.vectors, model, query, k, allowed.as_ref())
     }
+}
+
+/// The batch's rows: what its paths held goes (their chunks, symbols and
+/// facts; a deleted file's blame too), then its files, blobs, chunks (under
+/// `ids`), facts and symbols come, and the journal lets the paths go.
+fn write_rows(
+    tx: &rusqlite::Transaction<'_>,
+    batch: &Batch,
+    paths: &[&str],
+    ids: &[Vec<u64>],
+) -> Result<()> {
+    let mut del_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
+    // a file's symbols through its chunks (before those go)
+    let mut del_symbols = tx.prepare_cached(
+        "DELETE FROM symbols WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
+    )?;
+    let mut del_facts = tx.prepare_cached("DELETE FROM facts WHERE path = ?1")?;
+    let mut del_blame_done = tx.prepare_cached("DELETE FROM blame_done WHERE path = ?1")?;
+    let mut del_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
+    for p in paths {
+        del_symbols.execute([p])?;
+        del_chunks.execute([p])?;
+        del_facts.execute([p])?;
+        if batch.deletes.iter().any(|d| d == p) {
+            blame::delete_blame(tx, p)?;
+            del_blame_done.execute([p])?;
+        }
+        del_file.execute([p])?;
+    }
+    let mut ins_file = tx.prepare_cached(
+        "INSERT INTO files(path, blob_id, language, size, skip) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut ins_blob =
+        tx.prepare_cached("INSERT OR IGNORE INTO blobs(id, text) VALUES (?1, ?2)")?;
+    let mut ins_chunk = tx.prepare_cached(
+        "INSERT INTO chunks(id, path, kind, language, symbol, qualname, signature, doc,
+             start_line, end_line, start_byte, end_byte, trivial, cell, content_hash, text)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    )?;
+    let mut ins_facts = tx.prepare_cached("INSERT INTO facts(path, json) VALUES (?1, ?2)")?;
+    let mut ins_symbol = tx.prepare_cached(
+            "INSERT INTO symbols(name, folded, qualname, qual_folded, kind, path, start_line, end_line, chunk_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?;
+    for (u, file_ids) in batch.upserts.iter().zip(ids) {
+        let skip = match &u.content {
+            FileContent::Skipped { reason } => Some(reason.as_str()),
+            FileContent::Indexed { .. } => None,
+        };
+        ins_file.execute(params![
+            u.path,
+            u.id,
+            u.language.name(),
+            u.size as i64,
+            skip
+        ])?;
+        let FileContent::Indexed { text, syntax } = &u.content else {
+            continue;
+        };
+        ins_blob.execute(params![u.id, texts::pack(text)?])?;
+        for (c, id) in syntax.chunks.iter().zip(file_ids) {
+            let slice = text.get(c.start_byte as usize..c.end_byte as usize);
+            let stored_text = if !c.synthetic && slice == Some(c.text.as_str()) {
+                None
+            } else {
+                Some(c.text.as_str())
+            };
+            ins_chunk.execute(params![
+                *id as i64,
+                u.path,
+                c.kind.name(),
+                c.language.name(),
+                c.symbol,
+                c.qualname,
+                c.signature,
+                texts::pack_field(c.doc.as_deref()),
+                c.start_line,
+                c.end_line,
+                c.start_byte,
+                c.end_byte,
+                c.trivial as i64,
+                c.cell,
+                sql::hex_value(&ken_core::content_hash(c.text.as_bytes())),
+                texts::pack_field(stored_text),
+            ])?;
+        }
+        if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
+            let facts = ken_graph::FileFacts::new(
+                u.path.clone(),
+                u.language,
+                syntax.definitions.clone(),
+                syntax.references.clone(),
+            );
+            ins_facts.execute(params![u.path, sql::pack_facts(&facts)?])?;
+        }
+        let mut seen = HashSet::new();
+        for d in &syntax.definitions {
+            let Some(home) = home_chunk(d, &syntax.chunks) else {
+                continue;
+            };
+            if !seen.insert((d.qualname.as_str(), d.start_line)) {
+                continue;
+            }
+            ins_symbol.execute(params![
+                d.name,
+                fold(&d.name),
+                d.qualname,
+                fold(&d.qualname),
+                d.kind.name(),
+                u.path,
+                d.start_line,
+                d.end_line,
+                file_ids[home] as i64,
+            ])?;
+        }
+    }
+    let mut del_journal = tx.prepare_cached("DELETE FROM journal WHERE path = ?1")?;
+    for p in paths {
+        del_journal.execute([p])?;
+    }
+    Ok(())
 }

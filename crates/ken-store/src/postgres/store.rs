@@ -1342,19 +1342,7 @@ fn without_nul_opt(s: &mut Option<String>) {
 }
 
 async fn write_batch(pool: &PgPool, repo: i64, mut batch: Batch) -> Result<()> {
-    for u in &mut batch.upserts {
-        if let FileContent::Indexed { text, syntax } = &mut u.content {
-            without_nul(text);
-            for c in &mut syntax.chunks {
-                without_nul(&mut c.text);
-                without_nul_opt(&mut c.doc);
-                without_nul_opt(&mut c.signature);
-            }
-            for d in &mut syntax.definitions {
-                without_nul_opt(&mut d.signature);
-            }
-        }
-    }
+    without_nul_in(&mut batch);
     let paths: Vec<String> = batch.paths().map(str::to_string).collect();
     let needed = batch.chunk_count() as i64;
     let mut tx = pool.begin().await?;
@@ -1369,196 +1357,242 @@ async fn write_batch(pool: &PgPool, repo: i64, mut batch: Batch) -> Result<()> {
     .await?
     .get(0);
     delete_paths(&mut tx, repo, &paths, &batch.deletes).await?;
-
-    let mut files = FileRows::default();
-    let mut blobs: (Vec<String>, Vec<String>) = Default::default();
-    let mut chunks = ChunkRows::default();
-    let mut symbols = SymbolRows::default();
-    let mut facts: (Vec<String>, Vec<String>) = Default::default();
-    let mut postings = Postings::default();
-    let mut lex_files: Vec<(String, String, String, String)> = Vec::new();
-    let mut next = first;
-    for u in &batch.upserts {
-        files.path.push(u.path.clone());
-        files.blob.push(u.id.clone());
-        files.language.push(u.language.name().to_string());
-        files.size.push(u.size as i64);
-        let FileContent::Indexed { text, syntax } = &u.content else {
-            if let FileContent::Skipped { reason } = &u.content {
-                files.skip.push(Some(reason.clone()));
-            }
-            continue;
-        };
-        files.skip.push(None);
-        if !blobs.0.contains(&u.id) {
-            blobs.0.push(u.id.clone());
-            blobs.1.push(text.clone());
-        }
-        let ids: Vec<i64> = (next..next + syntax.chunks.len() as i64).collect();
-        next += syntax.chunks.len() as i64;
-        for (c, id) in syntax.chunks.iter().zip(&ids) {
-            chunks.id.push(*id);
-            chunks.path.push(u.path.clone());
-            chunks.kind.push(c.kind.name().to_string());
-            chunks.language.push(c.language.name().to_string());
-            chunks.symbol.push(c.symbol.clone());
-            chunks.qualname.push(c.qualname.clone());
-            chunks.signature.push(c.signature.clone());
-            chunks.doc.push(c.doc.clone());
-            chunks.start_line.push(c.start_line as i32);
-            chunks.end_line.push(c.end_line as i32);
-            chunks.start_byte.push(c.start_byte as i32);
-            chunks.end_byte.push(c.end_byte as i32);
-            chunks.trivial.push(c.trivial);
-            chunks.cell.push(c.cell.map(|n| n as i32));
-            chunks
-                .content_hash
-                .push(ken_core::content_hash(c.text.as_bytes()));
-            chunks.synthetic.push(c.synthetic);
-            chunks.text.push(c.text.clone());
-            postings.add(
-                *id,
-                [
-                    &c.text,
-                    c.qualname.as_deref().unwrap_or(""),
-                    &u.path,
-                    c.doc.as_deref().unwrap_or(""),
-                ],
-            );
-        }
-        if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
-            let f = ken_graph::FileFacts::new(
-                u.path.clone(),
-                u.language,
-                syntax.definitions.clone(),
-                syntax.references.clone(),
-            );
-            facts.0.push(u.path.clone());
-            facts.1.push(serde_json::to_string(&f).map_err(other)?);
-        }
-        let mut seen = HashSet::new();
-        for d in &syntax.definitions {
-            let Some(home) = crate::embedded::home_chunk(d, &syntax.chunks) else {
-                continue;
-            };
-            if !seen.insert((d.qualname.as_str(), d.start_line)) {
-                continue;
-            }
-            symbols.name.push(d.name.clone());
-            symbols.folded.push(fold(&d.name));
-            symbols.qualname.push(d.qualname.clone());
-            symbols.qual_folded.push(fold(&d.qualname));
-            symbols.kind.push(d.kind.name().to_string());
-            symbols.path.push(u.path.clone());
-            symbols.start_line.push(d.start_line as i32);
-            symbols.end_line.push(d.end_line as i32);
-            symbols.chunk_id.push(ids[home]);
-        }
-        let names: Vec<&str> = syntax
-            .definitions
-            .iter()
-            .map(|d| d.qualname.as_str())
-            .collect();
-        lex_files.push((
-            u.path.clone(),
-            u.language.name().to_string(),
-            text.clone(),
-            names.join(" "),
-        ));
-    }
-    sqlx::query(
-        "INSERT INTO files(repo, path, blob_id, language, size, skip)
-         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])",
-    )
-    .bind(repo)
-    .bind(&files.path)
-    .bind(&files.blob)
-    .bind(&files.language)
-    .bind(&files.size)
-    .bind(&files.skip)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "INSERT INTO blobs(repo, id, text) SELECT $1, * FROM unnest($2::text[], $3::text[])
-         ON CONFLICT (repo, id) DO NOTHING",
-    )
-    .bind(repo)
-    .bind(&blobs.0)
-    .bind(&blobs.1)
-    .execute(&mut *tx)
-    .await?;
-    let c = &chunks;
-    sqlx::query(
-        "INSERT INTO chunks(repo, id, path, kind, language, symbol, qualname, signature, doc,
-                            start_line, end_line, start_byte, end_byte, trivial, cell, content_hash, synthetic, text)
-         SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                  $8::text[], $9::text[], $10::int[], $11::int[], $12::int[], $13::int[],
-                                  $14::bool[], $15::int[], $16::text[], $17::bool[], $18::text[])",
-    )
-    .bind(repo)
-    .bind(&c.id)
-    .bind(&c.path)
-    .bind(&c.kind)
-    .bind(&c.language)
-    .bind(&c.symbol)
-    .bind(&c.qualname)
-    .bind(&c.signature)
-    .bind(&c.doc)
-    .bind(&c.start_line)
-    .bind(&c.end_line)
-    .bind(&c.start_byte)
-    .bind(&c.end_byte)
-    .bind(&c.trivial)
-    .bind(&c.cell)
-    .bind(&c.content_hash)
-    .bind(&c.synthetic)
-    .bind(&c.text)
-    .execute(&mut *tx)
-    .await?;
-    let s = &symbols;
-    sqlx::query(
-        "INSERT INTO symbols(repo, name, folded, qualname, qual_folded, kind, path, start_line, end_line, chunk_id)
-         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                  $8::int[], $9::int[], $10::bigint[])",
-    )
-    .bind(repo)
-    .bind(&s.name)
-    .bind(&s.folded)
-    .bind(&s.qualname)
-    .bind(&s.qual_folded)
-    .bind(&s.kind)
-    .bind(&s.path)
-    .bind(&s.start_line)
-    .bind(&s.end_line)
-    .bind(&s.chunk_id)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "INSERT INTO facts(repo, path, json) SELECT $1, * FROM unnest($2::text[], $3::text[])",
-    )
-    .bind(repo)
-    .bind(&facts.0)
-    .bind(&facts.1)
-    .execute(&mut *tx)
-    .await?;
-    postings.insert(&mut tx, repo, false).await?;
-    let mut file_postings = Postings::default();
-    for (path, language, text, names) in &lex_files {
-        let doc: i64 = sqlx::query(
-            "INSERT INTO lex_files(repo, path, language) VALUES ($1, $2, $3) RETURNING doc",
-        )
-        .bind(repo)
-        .bind(path)
-        .bind(language)
-        .fetch_one(&mut *tx)
-        .await?
-        .get(0);
-        file_postings.add(doc, [text, names, path, ""]);
-    }
-    file_postings.insert(&mut tx, repo, true).await?;
+    let rows = BatchRows::of(&batch, first)?;
+    rows.insert(&mut tx, repo).await?;
     bump(&mut tx, repo).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// PostgreSQL text holds no NUL: the batch's texts without them.
+fn without_nul_in(batch: &mut Batch) {
+    for u in &mut batch.upserts {
+        if let FileContent::Indexed { text, syntax } = &mut u.content {
+            without_nul(text);
+            for c in &mut syntax.chunks {
+                without_nul(&mut c.text);
+                without_nul_opt(&mut c.doc);
+                without_nul_opt(&mut c.signature);
+            }
+            for d in &mut syntax.definitions {
+                without_nul_opt(&mut d.signature);
+            }
+        }
+    }
+}
+
+/// A batch as the columns its inserts bind (one array per column), with
+/// chunk ids from the first one reserved for it on.
+#[derive(Default)]
+struct BatchRows {
+    files: FileRows,
+    blobs: (Vec<String>, Vec<String>),
+    chunks: ChunkRows,
+    symbols: SymbolRows,
+    facts: (Vec<String>, Vec<String>),
+    postings: Postings,
+    /// Whole files for the file index: path, language, text, definitions.
+    lex_files: Vec<(String, String, String, String)>,
+}
+
+impl BatchRows {
+    fn of(batch: &Batch, first: i64) -> Result<BatchRows> {
+        let mut rows = BatchRows::default();
+        let BatchRows {
+            files,
+            blobs,
+            chunks,
+            symbols,
+            facts,
+            postings,
+            lex_files,
+        } = &mut rows;
+        let mut next = first;
+        for u in &batch.upserts {
+            files.path.push(u.path.clone());
+            files.blob.push(u.id.clone());
+            files.language.push(u.language.name().to_string());
+            files.size.push(u.size as i64);
+            let FileContent::Indexed { text, syntax } = &u.content else {
+                if let FileContent::Skipped { reason } = &u.content {
+                    files.skip.push(Some(reason.clone()));
+                }
+                continue;
+            };
+            files.skip.push(None);
+            if !blobs.0.contains(&u.id) {
+                blobs.0.push(u.id.clone());
+                blobs.1.push(text.clone());
+            }
+            let ids: Vec<i64> = (next..next + syntax.chunks.len() as i64).collect();
+            next += syntax.chunks.len() as i64;
+            for (c, id) in syntax.chunks.iter().zip(&ids) {
+                chunks.id.push(*id);
+                chunks.path.push(u.path.clone());
+                chunks.kind.push(c.kind.name().to_string());
+                chunks.language.push(c.language.name().to_string());
+                chunks.symbol.push(c.symbol.clone());
+                chunks.qualname.push(c.qualname.clone());
+                chunks.signature.push(c.signature.clone());
+                chunks.doc.push(c.doc.clone());
+                chunks.start_line.push(c.start_line as i32);
+                chunks.end_line.push(c.end_line as i32);
+                chunks.start_byte.push(c.start_byte as i32);
+                chunks.end_byte.push(c.end_byte as i32);
+                chunks.trivial.push(c.trivial);
+                chunks.cell.push(c.cell.map(|n| n as i32));
+                chunks
+                    .content_hash
+                    .push(ken_core::content_hash(c.text.as_bytes()));
+                chunks.synthetic.push(c.synthetic);
+                chunks.text.push(c.text.clone());
+                postings.add(
+                    *id,
+                    [
+                        &c.text,
+                        c.qualname.as_deref().unwrap_or(""),
+                        &u.path,
+                        c.doc.as_deref().unwrap_or(""),
+                    ],
+                );
+            }
+            if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
+                let f = ken_graph::FileFacts::new(
+                    u.path.clone(),
+                    u.language,
+                    syntax.definitions.clone(),
+                    syntax.references.clone(),
+                );
+                facts.0.push(u.path.clone());
+                facts.1.push(serde_json::to_string(&f).map_err(other)?);
+            }
+            let mut seen = HashSet::new();
+            for d in &syntax.definitions {
+                let Some(home) = crate::embedded::home_chunk(d, &syntax.chunks) else {
+                    continue;
+                };
+                if !seen.insert((d.qualname.as_str(), d.start_line)) {
+                    continue;
+                }
+                symbols.name.push(d.name.clone());
+                symbols.folded.push(fold(&d.name));
+                symbols.qualname.push(d.qualname.clone());
+                symbols.qual_folded.push(fold(&d.qualname));
+                symbols.kind.push(d.kind.name().to_string());
+                symbols.path.push(u.path.clone());
+                symbols.start_line.push(d.start_line as i32);
+                symbols.end_line.push(d.end_line as i32);
+                symbols.chunk_id.push(ids[home]);
+            }
+            let names: Vec<&str> = syntax
+                .definitions
+                .iter()
+                .map(|d| d.qualname.as_str())
+                .collect();
+            lex_files.push((
+                u.path.clone(),
+                u.language.name().to_string(),
+                text.clone(),
+                names.join(" "),
+            ));
+        }
+        Ok(rows)
+    }
+
+    /// Every row in one statement per table, then the lexical postings.
+    async fn insert(self, tx: &mut Transaction<'_, Postgres>, repo: i64) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO files(repo, path, blob_id, language, size, skip)
+             SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])",
+        )
+        .bind(repo)
+        .bind(&self.files.path)
+        .bind(&self.files.blob)
+        .bind(&self.files.language)
+        .bind(&self.files.size)
+        .bind(&self.files.skip)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO blobs(repo, id, text) SELECT $1, * FROM unnest($2::text[], $3::text[])
+             ON CONFLICT (repo, id) DO NOTHING",
+        )
+        .bind(repo)
+        .bind(&self.blobs.0)
+        .bind(&self.blobs.1)
+        .execute(&mut **tx)
+        .await?;
+        let c = &self.chunks;
+        sqlx::query(
+            "INSERT INTO chunks(repo, id, path, kind, language, symbol, qualname, signature, doc,
+                                start_line, end_line, start_byte, end_byte, trivial, cell, content_hash, synthetic, text)
+             SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                                      $8::text[], $9::text[], $10::int[], $11::int[], $12::int[], $13::int[],
+                                      $14::bool[], $15::int[], $16::text[], $17::bool[], $18::text[])",
+        )
+        .bind(repo)
+        .bind(&c.id)
+        .bind(&c.path)
+        .bind(&c.kind)
+        .bind(&c.language)
+        .bind(&c.symbol)
+        .bind(&c.qualname)
+        .bind(&c.signature)
+        .bind(&c.doc)
+        .bind(&c.start_line)
+        .bind(&c.end_line)
+        .bind(&c.start_byte)
+        .bind(&c.end_byte)
+        .bind(&c.trivial)
+        .bind(&c.cell)
+        .bind(&c.content_hash)
+        .bind(&c.synthetic)
+        .bind(&c.text)
+        .execute(&mut **tx)
+        .await?;
+        let s = &self.symbols;
+        sqlx::query(
+            "INSERT INTO symbols(repo, name, folded, qualname, qual_folded, kind, path, start_line, end_line, chunk_id)
+             SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                                      $8::int[], $9::int[], $10::bigint[])",
+        )
+        .bind(repo)
+        .bind(&s.name)
+        .bind(&s.folded)
+        .bind(&s.qualname)
+        .bind(&s.qual_folded)
+        .bind(&s.kind)
+        .bind(&s.path)
+        .bind(&s.start_line)
+        .bind(&s.end_line)
+        .bind(&s.chunk_id)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO facts(repo, path, json) SELECT $1, * FROM unnest($2::text[], $3::text[])",
+        )
+        .bind(repo)
+        .bind(&self.facts.0)
+        .bind(&self.facts.1)
+        .execute(&mut **tx)
+        .await?;
+        self.postings.insert(tx, repo, false).await?;
+        let mut file_postings = Postings::default();
+        for (path, language, text, names) in &self.lex_files {
+            let doc: i64 = sqlx::query(
+                "INSERT INTO lex_files(repo, path, language) VALUES ($1, $2, $3) RETURNING doc",
+            )
+            .bind(repo)
+            .bind(path)
+            .bind(language)
+            .fetch_one(&mut **tx)
+            .await?
+            .get(0);
+            file_postings.add(doc, [text, names, path, ""]);
+        }
+        file_postings.insert(tx, repo, true).await?;
+        Ok(())
+    }
 }
 
 async fn lookup_symbols(
