@@ -333,37 +333,7 @@ pub fn index(
     })?;
 
     // Compare with what is stored.
-    let stored: HashMap<String, (String, bool)> = store
-        .files()?
-        .into_iter()
-        .map(|f| (f.path, (f.id, f.skip.is_none())))
-        .collect();
-    let listed: HashSet<&str> = listing.entries.iter().map(|e| e.path.as_str()).collect();
-    let deletes: Vec<String> = stored
-        .keys()
-        .filter(|p| !listed.contains(p.as_str()))
-        .cloned()
-        .collect();
-    let todo: Vec<&Entry> = listing
-        .entries
-        .iter()
-        .filter(|e| stored.get(&e.path).is_none_or(|(id, _)| *id != e.id))
-        .collect();
-    let deleted_ids: HashSet<&str> = deletes
-        .iter()
-        .filter_map(|p| stored.get(p))
-        .map(|(id, _)| id.as_str())
-        .collect();
-    for e in &todo {
-        if stored.contains_key(&e.path) {
-            report.modified += 1;
-        } else if deleted_ids.contains(e.id.as_str()) {
-            report.renamed += 1;
-        } else {
-            report.added += 1;
-        }
-    }
-    report.deleted = (deletes.len() as u64).saturating_sub(report.renamed);
+    let (deletes, todo) = compare(store, &listing, &mut report)?;
 
     let total_bytes: u64 = todo.iter().map(|e| e.size).sum();
     progress.begin(todo.len() as u64, total_bytes);
@@ -429,6 +399,48 @@ pub fn index(
     report.ranking = tune_step(settings, store, embedder)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// The listing against what the store holds: the paths to delete and the
+/// entries to read (new or of another blob), counted in `report` as added,
+/// modified, renamed (a deleted path's blob under a new path) or deleted.
+fn compare<'l>(
+    store: &(dyn Store + Send + Sync),
+    listing: &'l Listing,
+    report: &mut IndexReport,
+) -> Result<(Vec<String>, Vec<&'l Entry>)> {
+    let stored: HashMap<String, (String, bool)> = store
+        .files()?
+        .into_iter()
+        .map(|f| (f.path, (f.id, f.skip.is_none())))
+        .collect();
+    let listed: HashSet<&str> = listing.entries.iter().map(|e| e.path.as_str()).collect();
+    let deletes: Vec<String> = stored
+        .keys()
+        .filter(|p| !listed.contains(p.as_str()))
+        .cloned()
+        .collect();
+    let todo: Vec<&Entry> = listing
+        .entries
+        .iter()
+        .filter(|e| stored.get(&e.path).is_none_or(|(id, _)| *id != e.id))
+        .collect();
+    let deleted_ids: HashSet<&str> = deletes
+        .iter()
+        .filter_map(|p| stored.get(p))
+        .map(|(id, _)| id.as_str())
+        .collect();
+    for e in &todo {
+        if stored.contains_key(&e.path) {
+            report.modified += 1;
+        } else if deleted_ids.contains(e.id.as_str()) {
+            report.renamed += 1;
+        } else {
+            report.added += 1;
+        }
+    }
+    report.deleted = (deletes.len() as u64).saturating_sub(report.renamed);
+    Ok((deletes, todo))
 }
 
 /// History and blame, after the lexical index is committed: blame at the
