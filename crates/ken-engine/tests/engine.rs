@@ -66,6 +66,25 @@ fn service(dir: &Path) {
     );
 }
 
+/// The service as a repository, a fresh home and an engine over it.
+fn setup() -> (tempfile::TempDir, tempfile::TempDir, Engine) {
+    let repo = tempfile::tempdir().unwrap();
+    service(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let engine = Engine::new(Settings::new(home.path().to_path_buf()));
+    (repo, home, engine)
+}
+
+/// Indexing the service as `name`, lexical only.
+fn request(repo: &Path, name: &str) -> IndexRequest {
+    IndexRequest {
+        source: repo.display().to_string(),
+        name: Some(name.into()),
+        no_embed: true,
+        ..Default::default()
+    }
+}
+
 fn search(query: &str) -> SearchRequest {
     SearchRequest {
         query: query.into(),
@@ -78,17 +97,8 @@ fn search(query: &str) -> SearchRequest {
 
 #[test]
 fn one_engine_indexes_searches_and_answers_through_its_api() {
-    let repo = tempfile::tempdir().unwrap();
-    service(repo.path());
-    let home = tempfile::tempdir().unwrap();
-    let engine = Engine::new(Settings::new(home.path().to_path_buf()));
-
-    let req = IndexRequest {
-        source: repo.path().display().to_string(),
-        name: Some("shop".into()),
-        no_embed: true,
-        ..Default::default()
-    };
+    let (repo, _home, engine) = setup();
+    let req = request(repo.path(), "shop");
     let report = engine.index(&req, &NoProgress).unwrap();
     assert_eq!(report.name, "shop");
     assert_eq!(report.files, 2, "{report:?}");
@@ -130,17 +140,10 @@ fn one_engine_indexes_searches_and_answers_through_its_api() {
 
 #[test]
 fn a_repository_the_caller_may_not_see_answers_as_a_missing_one() {
-    let repo = tempfile::tempdir().unwrap();
-    service(repo.path());
-    let home = tempfile::tempdir().unwrap();
-    let engine = Engine::new(Settings::new(home.path().to_path_buf()));
-    let req = IndexRequest {
-        source: repo.path().display().to_string(),
-        name: Some("shop".into()),
-        no_embed: true,
-        ..Default::default()
-    };
-    engine.index(&req, &NoProgress).unwrap();
+    let (repo, _home, engine) = setup();
+    engine
+        .index(&request(repo.path(), "shop"), &NoProgress)
+        .unwrap();
 
     let others = Access::Only(vec!["billing".into()]);
     let hidden = engine
@@ -158,23 +161,17 @@ fn a_repository_the_caller_may_not_see_answers_as_a_missing_one() {
 
 #[test]
 fn a_runs_own_limits_travel_in_its_request() {
-    let repo = tempfile::tempdir().unwrap();
-    service(repo.path());
-    let home = tempfile::tempdir().unwrap();
-    let engine = Engine::new(Settings::new(home.path().to_path_buf()));
+    let (repo, home, engine) = setup();
     // files over 350 bytes (session.py, 411) are left out of this run only
     let report = engine
         .index(
             &IndexRequest {
-                source: repo.path().display().to_string(),
-                name: Some("small".into()),
-                no_embed: true,
                 limits: IndexLimits {
                     max_file_bytes: Some(350),
                     threads: Some(1),
                     embed_budget: None,
                 },
-                ..Default::default()
+                ..request(repo.path(), "small")
             },
             &NoProgress,
         )

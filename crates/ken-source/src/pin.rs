@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use gix::protocol::transport::client::blocking_io::http;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use crate::remote::{CheckedRemote, is_public, public_addrs};
+use crate::remote::{CheckedRemote, host_span, is_public, public_addrs};
 
 /// A name no resolver answers: where a request to a private address literal is sent.
 pub const REFUSED_HOST: &str = "private-address-refused.invalid";
@@ -110,38 +110,27 @@ pub fn ssh_target(remote: &CheckedRemote) -> Option<(String, String)> {
     Some((url, format!("core.sshCommand=ssh -o HostKeyAlias={alias}")))
 }
 
-/// `url` with its host (as `host_of` read it) written as `with`.
+/// `url` with its host ([`host_span`]) written as `with`; None unless that
+/// host is `host`.
 fn replace_host(url: &str, host: &str, with: &str) -> Option<String> {
-    let lower = url.to_ascii_lowercase();
-    // the host follows the scheme and user, and ends at `:` `/` or `]`
-    let start = match lower.find("://") {
-        Some(i) => i + 3,
-        None => 0,
-    };
-    let after_user = match lower[start..].find('@') {
-        Some(at) if !lower[start..start + at].contains('/') => start + at + 1,
-        _ => start,
-    };
-    let rest = &lower[after_user..];
-    let len = if rest.starts_with('[') {
-        rest.find(']')? + 1
-    } else {
-        rest.find([':', '/']).unwrap_or(rest.len())
-    };
-    let found = &rest[..len];
-    if found
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        != host
-    {
+    let (span, _) = host_span(url).ok()?;
+    let found = url[span.clone()].to_ascii_lowercase();
+    if found.trim_end_matches('.') != host {
         return None;
     }
+    // an IPv6 literal's brackets stay in the URL around the span
+    let with = with.trim_start_matches('[').trim_end_matches(']');
+    let bracketed = url[..span.start].ends_with('[');
+    let with = if bracketed || !with.contains(':') {
+        with.to_string()
+    } else {
+        format!("[{with}]")
+    };
     Some(format!(
         "{}{}{}",
-        &url[..after_user],
+        &url[..span.start],
         with,
-        &url[after_user + len..]
+        &url[span.end..]
     ))
 }
 

@@ -103,11 +103,20 @@ pub fn public_addrs(host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
 
 /// The host and port of an https, ssh or scp-like URL.
 pub(crate) fn host_of(url: &str) -> Result<(String, u16), String> {
+    let (span, port) = host_span(url)?;
+    valid_host(&url[span].to_ascii_lowercase()).map(|h| (h, port))
+}
+
+/// Where the host is in `url` (bytes; an IPv6 literal without its
+/// brackets) and the port it names or its scheme's. The one reading of a
+/// remote's authority: what is checked ([`host_of`]) and what is connected
+/// to (`pin::ssh_target` writes the checked address over this span) agree.
+pub(crate) fn host_span(url: &str) -> Result<(std::ops::Range<usize>, u16), String> {
     let lower = url.to_ascii_lowercase();
-    let (rest, default_port) = if let Some(r) = lower.strip_prefix("https://") {
-        (r, 443)
-    } else if let Some(r) = lower.strip_prefix("ssh://") {
-        (r, 22)
+    let (start, default_port) = if lower.starts_with("https://") {
+        ("https://".len(), 443)
+    } else if lower.starts_with("ssh://") {
+        ("ssh://".len(), 22)
     } else if lower.contains("://") {
         let scheme = lower.split("://").next().unwrap_or("");
         return Err(format!(
@@ -115,22 +124,28 @@ pub(crate) fn host_of(url: &str) -> Result<(String, u16), String> {
         ));
     } else if let Some((userhost, _path)) = lower.split_once(':') {
         // scp-like: user@host:path
-        let host = userhost.rsplit('@').next().unwrap_or(userhost);
-        return valid_host(host).map(|h| (h, 22));
+        let at = userhost.rfind('@').map_or(0, |a| a + 1);
+        return Ok((at..userhost.len(), 22));
     } else {
         return Err("not a URL".into());
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let hostport = authority.rsplit('@').next().unwrap_or(authority);
-    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-        let (h, after) = v6
-            .split_once(']')
+    let rest = &lower[start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_start = start + authority.rfind('@').map_or(0, |a| a + 1);
+    let hostport = &lower[host_start..start + authority.len()];
+    let (span, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let close = v6
+            .find(']')
             .ok_or_else(|| "unclosed [ in the host".to_string())?;
-        (h.to_string(), after.strip_prefix(':').unwrap_or(""))
+        let after = &v6[close + 1..];
+        (
+            host_start + 1..host_start + 1 + close,
+            after.strip_prefix(':').unwrap_or(""),
+        )
     } else {
-        match hostport.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), p),
-            None => (hostport.to_string(), ""),
+        match hostport.rfind(':') {
+            Some(c) => (host_start..host_start + c, &hostport[c + 1..]),
+            None => (host_start..host_start + hostport.len(), ""),
         }
     };
     let port = if port.is_empty() {
@@ -138,7 +153,7 @@ pub(crate) fn host_of(url: &str) -> Result<(String, u16), String> {
     } else {
         port.parse().map_err(|_| format!("bad port `{port}`"))?
     };
-    valid_host(&host).map(|h| (h, port))
+    Ok((span, port))
 }
 
 fn valid_host(host: &str) -> Result<String, String> {

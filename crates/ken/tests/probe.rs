@@ -97,25 +97,17 @@ fn what_the_probe_found_holds() {
     assert_eq!(st, 400);
 
     // 3. IPv6 forms that carry a private IPv4 address are refused
-    for url in [
-        "https://[2002:a9fe:a9fe::1]/latest/meta-data",
-        "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x.git",
-        "https://[64:ff9b::a9fe:a9fe]/x.git",
-        "https://[::ffff:169.254.169.254]/x.git",
-        "https://[::a9fe:a9fe]/x.git",
-        "https://[::ffff:0:a9fe:a9fe]/x.git",
-    ] {
-        let (st, v) = s.post(
-            "/api/v1/repos/newrepo/index",
-            Some(&admin),
-            &json!({ "source": url }),
-        );
-        assert_eq!(st, 400, "{url}: {v}");
-        assert!(
-            v["error"]["message"].as_str().unwrap().contains("refused"),
-            "{url}: {v}"
-        );
-    }
+    s.assert_sources_refused(
+        &admin,
+        &[
+            "https://[2002:a9fe:a9fe::1]/latest/meta-data",
+            "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x.git",
+            "https://[64:ff9b::a9fe:a9fe]/x.git",
+            "https://[::ffff:169.254.169.254]/x.git",
+            "https://[::a9fe:a9fe]/x.git",
+            "https://[::ffff:0:a9fe:a9fe]/x.git",
+        ],
+    );
 
     // 5. an index token refreshes a repository from its recorded source,
     // but cannot point it elsewhere (an admin's act)

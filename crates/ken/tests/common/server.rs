@@ -85,6 +85,23 @@ impl Server {
         reply(r.send().unwrap())
     }
 
+    /// Each of `sources` asked as a new repository's source is refused
+    /// (400, "refused").
+    pub fn assert_sources_refused(&self, token: &str, sources: &[&str]) {
+        for url in sources {
+            let (st, v) = self.post(
+                "/api/v1/repos/newrepo/index",
+                Some(token),
+                &serde_json::json!({ "source": url }),
+            );
+            assert_eq!(st, 400, "{url}: {v}");
+            assert!(
+                v["error"]["message"].as_str().unwrap().contains("refused"),
+                "{url}: {v}"
+            );
+        }
+    }
+
     /// Send SIGTERM and wait for the process to end (at most `within`).
     pub fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
         unsafe {
