@@ -139,8 +139,13 @@ pub struct Engine {
     settings: Settings,
     /// Where the indexes are, connected on first use.
     stores: OnceLock<Result<Arc<dyn StoreProvider>>>,
-    /// Open repositories by key.
-    repos: Mutex<HashMap<String, Arc<OpenRepo>>>,
+    /// Open repositories by key, with when each was last used (at most
+    /// `settings.open_repos`; the least recently used closes first).
+    repos: Mutex<HashMap<String, (Arc<OpenRepo>, u64)>>,
+    /// Counts uses of open repositories (their recency).
+    uses: std::sync::atomic::AtomicU64,
+    /// The collection index, opened once (None: the provider has none).
+    fleet: OnceLock<Result<Option<Arc<dyn ken_store::Fleet>>>>,
     embedder: OnceLock<Result<Option<Arc<dyn Embedder>>>>,
     chat: OnceLock<Result<Option<Arc<ChatClient>>>>,
     reranker: OnceLock<Result<Option<Arc<dyn ken_embed::Reranker>>>>,
@@ -159,6 +164,8 @@ impl Engine {
             stores: OnceLock::new(),
             settings,
             repos: Mutex::new(HashMap::new()),
+            uses: std::sync::atomic::AtomicU64::new(0),
+            fleet: OnceLock::new(),
             embedder: OnceLock::new(),
             chat: OnceLock::new(),
             reranker: OnceLock::new(),
@@ -234,26 +241,13 @@ impl Engine {
     pub fn repos(&self, access: &Access) -> Result<Vec<Arc<OpenRepo>>> {
         let stores = self.stores()?;
         let keys = stores.list()?;
-        let known: HashMap<String, Arc<OpenRepo>> = {
-            let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
-            open.retain(|key, _| keys.contains(key));
-            open.clone()
-        };
+        self.repos
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|key, _| keys.contains(key));
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
-            let repo = match known.get(&key) {
-                Some(r) if r.is_current() => r.clone(),
-                _ => {
-                    // opened outside the lock: other repositories stay served
-                    // meanwhile (two requests may both open it; one copy stays)
-                    let r = Arc::new(OpenRepo::open(&self.settings.home, &*stores, &key)?);
-                    self.repos
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(key.clone(), r.clone());
-                    r
-                }
-            };
+            let repo = self.open_key(&*stores, &key)?;
             if access.allows(&repo.name) {
                 out.push(repo);
             }
@@ -261,9 +255,56 @@ impl Engine {
         Ok(out)
     }
 
+    /// One repository's index by key, open and current: the open one when
+    /// a writer has not committed since, else opened again. At most
+    /// `settings.open_repos` stay open.
+    fn open_key(&self, stores: &dyn StoreProvider, key: &str) -> Result<Arc<OpenRepo>> {
+        use std::sync::atomic::Ordering;
+        let tick = self.uses.fetch_add(1, Ordering::Relaxed);
+        let known = {
+            let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
+            open.get_mut(key).map(|(r, used)| {
+                *used = tick;
+                r.clone()
+            })
+        };
+        if let Some(r) = known.filter(|r| r.is_current()) {
+            return Ok(r);
+        }
+        // opened outside the lock: other repositories stay served meanwhile
+        // (two requests may both open it; one copy stays)
+        let r = Arc::new(OpenRepo::open(&self.settings.home, stores, key)?);
+        let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
+        open.insert(key.to_string(), (r.clone(), tick));
+        let bound = self.settings.open_repos.max(1);
+        if open.len() > bound {
+            let mut by_use: Vec<(u64, String)> = open
+                .iter()
+                .map(|(k, (_, used))| (*used, k.clone()))
+                .collect();
+            by_use.sort();
+            for (_, k) in by_use.into_iter().take(open.len() - bound) {
+                open.remove(&k);
+            }
+        }
+        Ok(r)
+    }
+
+    /// The collection index (None: the provider keeps none), opened once.
+    fn fleet(&self) -> Result<Option<Arc<dyn ken_store::Fleet>>> {
+        self.fleet
+            .get_or_init(|| self.stores()?.fleet().map_err(EngineError::from))
+            .clone()
+    }
+
     /// The named repositories (each must exist and be visible), or every
     /// visible one when `names` is empty.
     pub fn select(&self, names: &[String], access: &Access) -> Result<Vec<Arc<OpenRepo>>> {
+        if !names.is_empty()
+            && let Some(named) = self.open_named(names, access)?
+        {
+            return Ok(named);
+        }
         let all = self.repos(access)?;
         if all.is_empty() && names.is_empty() {
             return Err(EngineError::not_found(format!(
@@ -293,6 +334,26 @@ impl Engine {
             }
         }
         Ok(out)
+    }
+
+    /// The named repositories, each opened alone (None: one of them is not
+    /// there or not visible; [`Engine::select`] then says which, and what is).
+    fn open_named(&self, names: &[String], access: &Access) -> Result<Option<Vec<Arc<OpenRepo>>>> {
+        let stores = self.stores()?;
+        let mut out = Vec::with_capacity(names.len());
+        for n in names {
+            let key = stores.key_of(n);
+            if !access.allows(n) || !stores.exists(&key)? {
+                return Ok(None);
+            }
+            let repo = self.open_key(&*stores, &key)?;
+            // names compare as written, never through the storage key
+            if repo.name != *n {
+                return Ok(None);
+            }
+            out.push(repo);
+        }
+        Ok(Some(out))
     }
 
     /// One repository: the named one, or the only visible one.
@@ -329,18 +390,12 @@ impl Engine {
     // --- capabilities ---
 
     pub fn search(&self, req: &SearchRequest, access: &Access) -> Result<SearchResponse> {
-        let repos = self.select(&req.filters.repos, access)?;
         let embedder = match req.mode {
             crate::search::Mode::Lexical => None,
             _ => self.embedder()?,
         };
         let Some(reranker) = self.reranker()? else {
-            return crate::search::search_repos(
-                &repos,
-                req,
-                &self.settings.rank,
-                embedder.as_deref(),
-            );
+            return self.search_unranked(req, access, embedder.as_deref());
         };
         // The reranker reads the best `rerank_top` hits even when fewer are
         // asked for, so it can lift one from below the limit.
@@ -349,11 +404,41 @@ impl Engine {
             limit: req.limit.max(top),
             ..req.clone()
         };
-        let mut resp =
-            crate::search::search_repos(&repos, &wide, &self.settings.rank, embedder.as_deref())?;
+        let mut resp = self.search_unranked(&wide, access, embedder.as_deref())?;
         crate::search::rerank_hits(&*reranker, &mut resp, top);
         resp.hits.truncate(req.limit);
         Ok(resp)
+    }
+
+    /// A search before reranking: of the named repositories, or, without
+    /// names and with a collection index, of every visible repository
+    /// through routing (route.rs).
+    fn search_unranked(
+        &self,
+        req: &SearchRequest,
+        access: &Access,
+        embedder: Option<&dyn Embedder>,
+    ) -> Result<SearchResponse> {
+        let rank = &self.settings.rank;
+        if req.filters.repos.is_empty()
+            && let Some(fleet) = self.fleet()?
+        {
+            let stores = self.stores()?;
+            let keys = stores.list()?;
+            if keys.len() > 1 {
+                let open = |key: &str| self.open_key(&*stores, key);
+                let allows = |name: &str| access.allows(name);
+                let repos = crate::route::Repos {
+                    stores: &*stores,
+                    fleet: &*fleet,
+                    open: &open,
+                    allows: &allows,
+                };
+                return crate::route::search_all(&repos, req, rank, embedder);
+            }
+        }
+        let repos = self.select(&req.filters.repos, access)?;
+        crate::search::search_repos(&repos, req, rank, embedder)
     }
 
     /// The configured reranker (None: off), built once.
@@ -841,6 +926,9 @@ impl Engine {
         match &report {
             Ok(r) => self.forget(&r.name),
             Err(_) => self.refresh(),
+        }
+        if let Some(Ok(Some(fleet))) = self.fleet.get() {
+            fleet.refresh()?;
         }
         report
     }

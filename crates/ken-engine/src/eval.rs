@@ -83,6 +83,10 @@ pub struct EvalOptions {
     /// Ranking parameters for this run, `KEY=VALUE` each, in place of the
     /// engine's.
     pub params: Vec<String>,
+    /// Ask every question of every repository at once, without naming its
+    /// repository (eval_across.rs); every `repos` entry is indexed, those
+    /// without questions too.
+    pub across_repos: bool,
 }
 
 /// Metrics of a set of queries.
@@ -105,6 +109,9 @@ pub struct Metrics {
     pub symbol_hit1: Option<f64>,
     #[serde(rename = "symbol_mrr@10", skip_serializing_if = "Option::is_none")]
     pub symbol_mrr10: Option<f64>,
+    /// With `--across-repos`: the first hit is in the question's repository.
+    #[serde(rename = "right_repo@1", skip_serializing_if = "Option::is_none")]
+    pub right_repo1: Option<f64>,
     pub p50_ms: f64,
     pub p95_ms: f64,
 }
@@ -200,6 +207,9 @@ pub struct QueryOutcome {
     p5: f64,
     #[serde(skip)]
     has_symbols: bool,
+    /// With `--across-repos`: the first hit's repository is the question's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub right_repo: Option<bool>,
 }
 
 pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
@@ -254,6 +264,10 @@ pub fn eval(
     for q in queries {
         by_repo.entry(q.repo.clone()).or_default().push(q);
     }
+    if opts.across_repos {
+        crate::eval_across::run(&mut run, by_repo)?;
+        return run.report();
+    }
     for (repo, mut qs) in by_repo {
         if let Some(n) = opts.max_queries {
             qs.truncate(n);
@@ -302,14 +316,14 @@ fn commits_in_order(
 }
 
 /// One evaluation under way: what it was asked, and what it found so far.
-struct EvalRun<'a> {
-    settings: &'a Settings,
-    opts: &'a EvalOptions,
-    log: &'a dyn Fn(&str),
-    embedder: Option<&'a dyn Embedder>,
-    stores: Arc<dyn StoreProvider>,
-    outcomes: Vec<QueryOutcome>,
-    failed: Vec<FailedStep>,
+pub(crate) struct EvalRun<'a> {
+    pub(crate) settings: &'a Settings,
+    pub(crate) opts: &'a EvalOptions,
+    pub(crate) log: &'a dyn Fn(&str),
+    pub(crate) embedder: Option<&'a dyn Embedder>,
+    pub(crate) stores: Arc<dyn StoreProvider>,
+    pub(crate) outcomes: Vec<QueryOutcome>,
+    pub(crate) failed: Vec<FailedStep>,
     who_ranks: BTreeMap<String, Vec<WhoRanks>>,
 }
 
@@ -317,7 +331,7 @@ impl EvalRun<'_> {
     /// The index of `repo` at `sha`: indexed from `path` when given (false
     /// when that fails: its queries are counted as misses), else the one
     /// already there, which must be at `sha`.
-    fn index_at(
+    pub(crate) fn index_at(
         &mut self,
         repo: &str,
         path: Option<&Path>,
@@ -504,6 +518,7 @@ fn failed_query(repo: &str, q: &EvalQuery, error: &str) -> QueryOutcome {
         acc5: false,
         p5: 0.0,
         has_symbols: !q.gold_symbols.is_empty(),
+        right_repo: None,
     }
 }
 
@@ -597,7 +612,47 @@ fn run_query(
             })
             .map(|p| p + 1)
     };
-    let gold = &q.gold_files;
+    Ok(outcome(
+        q,
+        repo,
+        files,
+        symbol_rank,
+        ms,
+        mode != EvalMode::Baseline,
+    ))
+}
+
+/// A query's measures from the files it ranked (the first ten count) and
+/// the rank of its first gold symbol.
+pub(crate) fn outcome(
+    q: &EvalQuery,
+    repo: &str,
+    files: Vec<String>,
+    symbol_rank: Option<usize>,
+    ms: f64,
+    symbols_ranked: bool,
+) -> QueryOutcome {
+    outcome_against(
+        q,
+        repo,
+        files,
+        &q.gold_files,
+        symbol_rank,
+        ms,
+        symbols_ranked,
+    )
+}
+
+/// [`outcome`] against gold files named as `files` are.
+pub(crate) fn outcome_against(
+    q: &EvalQuery,
+    repo: &str,
+    files: Vec<String>,
+    gold: &[String],
+    symbol_rank: Option<usize>,
+    ms: f64,
+    symbols_ranked: bool,
+) -> QueryOutcome {
     let found_in = |k: usize| {
         gold.iter()
             .filter(|g| files.iter().take(k).any(|f| f == *g))
@@ -621,12 +676,12 @@ fn run_query(
         !gold.is_empty() && found_in(5) == gold.len(),
         found_in(5) as f64 / 5.0,
     );
-    Ok(QueryOutcome {
+    QueryOutcome {
         id: q.id.clone(),
         repo: repo.to_string(),
         query: q.query.clone(),
         files,
-        gold_files: gold.clone(),
+        gold_files: q.gold_files.clone(),
         rr,
         symbol_rank,
         ms,
@@ -637,8 +692,9 @@ fn run_query(
         recall,
         acc5,
         p5,
-        has_symbols: !q.gold_symbols.is_empty() && mode != EvalMode::Baseline,
-    })
+        has_symbols: !q.gold_symbols.is_empty() && symbols_ranked,
+        right_repo: None,
+    }
 }
 
 /// A chunk hit names a gold symbol: same path, and the same qualified name
@@ -711,6 +767,11 @@ fn metrics(outcomes: &[&QueryOutcome]) -> Metrics {
         p5: round(mean(&|o| o.p5)),
         symbol_hit1: hit1,
         symbol_mrr10: smrr,
+        right_repo1: {
+            let judged: Vec<bool> = outcomes.iter().filter_map(|o| o.right_repo).collect();
+            (!judged.is_empty())
+                .then(|| round(judged.iter().filter(|r| **r).count() as f64 / judged.len() as f64))
+        },
         p50_ms: round(pct(0.5)),
         p95_ms: round(pct(0.95)),
     }

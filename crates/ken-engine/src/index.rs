@@ -98,6 +98,10 @@ pub struct IndexReport {
     pub graph: Option<GraphReport>,
     /// What the history and blame update did.
     pub people: Option<PeopleReport>,
+    /// What the collection index (searches over every repository) took
+    /// from this run (none: it already held it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<crate::fleet::FleetReport>,
     /// The fusion learned from history this run (none: not learned again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranking: Option<ken_store::TunedRanking>,
@@ -272,7 +276,8 @@ pub fn index(
 ) -> Result<IndexReport> {
     let started = Instant::now();
     let target = resolve(settings, req)?;
-    let mut store = settings.stores()?.open_for_writing(&target.name)?;
+    let stores = settings.stores()?;
+    let mut store = stores.open_for_writing(&target.name)?;
     let store: &mut (dyn Store + Send + Sync) = &mut *store;
     let mut report = IndexReport {
         name: target.name.clone(),
@@ -309,6 +314,14 @@ pub fn index(
             seq_before,
         )?);
         report.people = people_step(&target, store, &opts)?;
+        fleet_step(
+            &*stores,
+            &target.name,
+            store,
+            (&[], &[]),
+            seq_before,
+            &mut report,
+        );
         report.embed = embed(settings, req, store, progress, embedder)?;
         report.ranking = tune_step(settings, store, embedder)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -384,6 +397,14 @@ pub fn index(
     }
     store.finish()?;
     fill_counts(store, &mut report)?;
+    fleet_step(
+        &*stores,
+        &target.name,
+        store,
+        (&changed, &deletes),
+        seq_before,
+        &mut report,
+    );
     if listing.entries.is_empty() && listing.skipped.is_empty() {
         report
             .warnings
@@ -399,6 +420,33 @@ pub fn index(
     report.ranking = tune_step(settings, store, embedder)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// The collection index brought to this run's batch. A failure is a
+/// warning: the repository's own index is whole, and a search over every
+/// repository searches it directly until the collection holds it.
+fn fleet_step(
+    stores: &dyn ken_store::StoreProvider,
+    name: &str,
+    store: &(dyn Store + Send + Sync),
+    (changed, deletes): (&[String], &[String]),
+    seq_before: u64,
+    report: &mut IndexReport,
+) {
+    let done = stores
+        .fleet()
+        .map_err(EngineError::from)
+        .and_then(|fleet| match fleet {
+            Some(f) => crate::fleet::update(&*f, name, store, changed, deletes, seq_before),
+            None => Ok(None),
+        });
+    match done {
+        Ok(r) => report.fleet = r,
+        Err(e) => report.warnings.push(format!(
+            "the collection index was not updated ({e}); searches over every repository \
+             search this one on its own until `ken index` succeeds again"
+        )),
+    }
 }
 
 /// The listing against what the store holds: the paths to delete and the

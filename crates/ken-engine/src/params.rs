@@ -56,6 +56,18 @@ pub struct RankParams {
     /// this is; equal to `k`, frames decay like every other list. Paths and
     /// modules named keep `k`: the order they are written in says nothing.
     pub k_mention: f32,
+    /// A question over every repository is routed (false: every repository
+    /// is searched and the hits sorted by their own scores, as before
+    /// routing; for measuring it).
+    pub route: bool,
+    /// A question over every repository: the repositories searched in full
+    /// (besides those defining a symbol it names), `route.rs`.
+    pub route_repos: usize,
+    /// Files of the collection index whose repositories' weights route it.
+    pub route_files: usize,
+    /// How sharply a file's score decides its repository's weight: the
+    /// softmax temperature, relative to the best file's score.
+    pub route_temp: f32,
     /// A question of more words than this (or of several lines, or with a
     /// code block) is read as an issue (`issue.rs`).
     pub issue_words: usize,
@@ -111,6 +123,10 @@ impl Default for RankParams {
             test_prior: 0.7,
             w_mention: 1.0,
             k_mention: 5.0,
+            route: true,
+            route_repos: 4,
+            route_files: 100,
+            route_temp: 0.1,
             issue_words: 40,
             pin_issues: false,
             issue_title: 1,
@@ -162,6 +178,10 @@ impl RankParams {
             "test_prior" => self.test_prior = v,
             "w_mention" => self.w_mention = v,
             "k_mention" => self.k_mention = v,
+            "route" => self.route = v != 0.0,
+            "route_repos" => self.route_repos = v as usize,
+            "route_files" => self.route_files = v as usize,
+            "route_temp" => self.route_temp = v,
             "issue_words" => self.issue_words = v as usize,
             "pin_issues" => self.pin_issues = v != 0.0,
             "issue_title" => self.issue_title = v as usize,

@@ -127,29 +127,9 @@ pub(crate) fn search_repos(
         );
     }
     for repo in repos {
-        let name = &repo.name;
-        if let Some(p) = &repo.state.pending {
-            notes.push(format!("{name}: an index run towards {p} did not finish; results may mix versions (run `ken index` again)"));
-        }
-        let vectors = match embedder {
-            Some(e) => repo.vectors(e.id())?,
-            None => None,
-        };
-        let rank = rank.for_question(&repo.state, &req.query);
-        let churn = repo.churn(&rank)?;
-        let template = repo.template_for(&req.query, &rank)?;
-        let env = SearchEnv {
-            rank: &rank,
-            embedder,
-            vectors: vectors.as_deref(),
-            identities: Some(&repo.ids),
-            churn: churn.as_deref(),
-            template: template.as_deref(),
-        };
-        let out = search_store(&*repo.store, name, repo.state.commit.as_deref(), req, env)?;
-        notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
-        let mut hits = out.hits;
-        all.append(&mut hits);
+        let out = search_one(repo, req, rank, embedder)?;
+        notes.extend(out.notes);
+        all.extend(out.hits);
     }
     all.sort_by(|a, b| b.pinned.cmp(&a.pinned).then(b.score.total_cmp(&a.score)));
     all.truncate(req.limit);
@@ -159,6 +139,41 @@ pub(crate) fn search_repos(
         hits: all,
         notes,
         rerank: None,
+    })
+}
+
+/// Search one open repository; its notes name it.
+pub(crate) fn search_one(
+    repo: &OpenRepo,
+    req: &SearchRequest,
+    rank: &RankParams,
+    embedder: Option<&dyn Embedder>,
+) -> Result<StoreResults> {
+    let name = &repo.name;
+    let mut notes = Vec::new();
+    if let Some(p) = &repo.state.pending {
+        notes.push(format!("{name}: an index run towards {p} did not finish; results may mix versions (run `ken index` again)"));
+    }
+    let vectors = match embedder {
+        Some(e) => repo.vectors(e.id())?,
+        None => None,
+    };
+    let rank = rank.for_question(&repo.state, &req.query);
+    let churn = repo.churn(&rank)?;
+    let template = repo.template_for(&req.query, &rank)?;
+    let env = SearchEnv {
+        rank: &rank,
+        embedder,
+        vectors: vectors.as_deref(),
+        identities: Some(&repo.ids),
+        churn: churn.as_deref(),
+        template: template.as_deref(),
+    };
+    let out = search_store(&*repo.store, name, repo.state.commit.as_deref(), req, env)?;
+    notes.extend(out.notes.into_iter().map(|n| format!("{name}: {n}")));
+    Ok(StoreResults {
+        hits: out.hits,
+        notes,
     })
 }
 

@@ -53,6 +53,10 @@ pub struct Settings {
     pub allow_private_urls: bool,
     /// Query vectors an engine remembers (0: none).
     pub query_cache: usize,
+    /// Repositories an engine keeps open at once (the least recently used
+    /// closes first): what bounds its open files and memory, whatever the
+    /// number of repositories.
+    pub open_repos: usize,
     /// A running job whose runner has not beaten for this many seconds is
     /// taken to be dead and goes back to the queue.
     pub job_stale_secs: i64,
@@ -98,6 +102,7 @@ impl Settings {
             context_tokens: 6000,
             allow_private_urls: false,
             query_cache: 4096,
+            open_repos: 64,
             job_stale_secs: 60,
             repo_branches: BTreeMap::new(),
             webhook_branches: Vec::new(),

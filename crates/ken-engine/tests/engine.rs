@@ -183,3 +183,110 @@ fn a_runs_own_limits_travel_in_its_request() {
         Settings::new(home.path().into()).max_file_bytes
     );
 }
+
+/// A second service, for a home of several: invoices by Lin.
+fn billing(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"], LIN);
+    std::fs::create_dir_all(dir.join("billing")).unwrap();
+    std::fs::write(
+        dir.join("billing/invoice.py"),
+        "\"\"\"Invoices: totals, tax and payment reminders.\"\"\"\n\n\
+         def invoice_total(lines, tax_rate):\n    \"\"\"The invoice total with tax, rounded to cents.\"\"\"\n    net = sum(l.amount for l in lines)\n    return round(net * (1 + tax_rate), 2)\n\n\
+         def remind_unpaid(invoice):\n    \"\"\"Send a payment reminder for an unpaid invoice.\"\"\"\n    return f\"reminder: {invoice.number}\"\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"], LIN);
+    git(dir, &["commit", "-q", "-m", "Add invoices"], LIN);
+    // the same symbol name as the shop's, for another purpose
+    std::fs::write(
+        dir.join("billing/auth.py"),
+        "def refresh_token(client):\n    \"\"\"A new API token for the payment provider.\"\"\"\n    return client.renew()\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"], LIN);
+    git(dir, &["commit", "-q", "-m", "Renew provider tokens"], LIN);
+}
+
+fn repos_of(hits: &[ken_core::Hit]) -> Vec<&str> {
+    hits.iter().map(|h| h.repo.as_str()).collect()
+}
+
+#[test]
+fn a_question_over_every_repository_is_routed_and_ranked_on_one_scale() {
+    let (shop, home, engine) = setup();
+    let bill = tempfile::tempdir().unwrap();
+    billing(bill.path());
+    let first = engine
+        .index(&request(shop.path(), "shop"), &NoProgress)
+        .unwrap();
+    let fleet = first.fleet.expect("the first run fills the collection");
+    assert!(fleet.whole && fleet.files == 2, "{fleet:?}");
+    engine
+        .index(&request(bill.path(), "billing"), &NoProgress)
+        .unwrap();
+
+    let session = engine
+        .search(&search("refresh an expiring session token"), &Access::All)
+        .unwrap();
+    assert_eq!(
+        session.hits[0].repo,
+        "shop",
+        "{:?}",
+        repos_of(&session.hits)
+    );
+    let invoice = engine
+        .search(&search("invoice total with tax"), &Access::All)
+        .unwrap();
+    assert_eq!(
+        invoice.hits[0].repo,
+        "billing",
+        "{:?}",
+        repos_of(&invoice.hits)
+    );
+    // a symbol defined in both lists both definitions, pinned
+    let both = engine
+        .search(&search("refresh_token"), &Access::All)
+        .unwrap();
+    let pinned: Vec<&str> = both
+        .hits
+        .iter()
+        .filter(|h| h.pinned)
+        .map(|h| h.repo.as_str())
+        .collect();
+    assert!(
+        pinned.contains(&"shop") && pinned.contains(&"billing"),
+        "{pinned:?}"
+    );
+    // what the caller may not see is neither routed nor searched
+    let only = Access::Only(vec!["billing".into()]);
+    let hidden = engine
+        .search(&search("refresh an expiring session token"), &only)
+        .unwrap();
+    assert!(hidden.hits.iter().all(|h| h.repo == "billing"));
+
+    // an update writes only what changed
+    std::fs::write(
+        shop.path().join("shop/cart.py"),
+        "def cart_total(items):\n    return sum(i.price for i in items)\n",
+    )
+    .unwrap();
+    git(shop.path(), &["add", "-A"], ADA);
+    git(shop.path(), &["commit", "-q", "-m", "Add a cart"], ADA);
+    let update = engine
+        .index(&request(shop.path(), "shop"), &NoProgress)
+        .unwrap();
+    let fleet = update.fleet.expect("the update reaches the collection");
+    assert!(!fleet.whole && fleet.files == 1, "{fleet:?}");
+    let cart = engine
+        .search(&search("cart total price"), &Access::All)
+        .unwrap();
+    assert_eq!(cart.hits[0].path, "shop/cart.py");
+
+    // without the collection index every repository is searched directly
+    std::fs::remove_dir_all(home.path().join("fleet")).unwrap();
+    let fresh = Engine::new(Settings::new(home.path().to_path_buf()));
+    let direct = fresh
+        .search(&search("invoice total with tax"), &Access::All)
+        .unwrap();
+    assert_eq!(direct.hits[0].repo, "billing");
+}

@@ -23,6 +23,7 @@
 
 mod embedded;
 mod error;
+mod fleet;
 mod home;
 mod postgres;
 mod private;
@@ -31,8 +32,9 @@ mod symbols;
 pub mod tokenizer;
 mod types;
 
-pub use embedded::{EmbeddedProvider, EmbeddedStore, dir_name};
+pub use embedded::{EmbeddedFleet, EmbeddedProvider, EmbeddedStore, dir_name};
 pub use error::StoreError;
+pub use fleet::{Fleet, FleetDoc, FleetHit, FleetUpdate};
 pub use home::{Home, HomeStore, JobRecord, JobState, NewJob, TokenRecord};
 pub use postgres::{PgHome, PgProvider, PgStore};
 pub use provider::{DynStore, StoreProvider};

@@ -28,4 +28,9 @@ pub trait StoreProvider: Send + Sync {
     fn remove(&self, key: &str) -> Result<()>;
     /// Where the indexes are, for people.
     fn describe(&self) -> String;
+    /// The collection index of every repository here (None: this provider
+    /// has none, and a question over several repositories searches each).
+    fn fleet(&self) -> Result<Option<std::sync::Arc<dyn crate::Fleet>>> {
+        Ok(None)
+    }
 }

@@ -82,6 +82,9 @@ pub struct FileConfig {
     pub llm_rerank: Option<bool>,
     /// Query vectors a long-lived engine (`ken serve`, `ken mcp`) remembers (0: none).
     pub query_cache: Option<usize>,
+    /// Repositories a long-lived engine keeps open at once (default 64; the
+    /// least recently used closes first).
+    pub open_repos: Option<usize>,
     /// Learn the ranking from each repository's history at `ken index` and
     /// search with it (default true; false: the built-in constants).
     pub learned_ranking: Option<bool>,
@@ -391,6 +394,9 @@ pub fn settings(
     s.embed_avx512 = !env.embed_no_avx512;
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;
+    }
+    if let Some(n) = file.open_repos {
+        s.open_repos = n.max(1);
     }
     if let Some(q) = file.query_cache {
         s.query_cache = q;

@@ -209,43 +209,70 @@ impl LexicalIndex {
         if terms.is_empty() {
             return None;
         }
-        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (t, n) in &terms {
-            let tw = w.term_weight(*n);
-            for (field, weight) in [
-                (f.body, w.body),
-                (f.symbol, w.symbol),
-                (f.path, w.path),
-                (f.doc, w.doc),
-            ] {
-                if weight <= 0.0 {
-                    continue;
-                }
-                let tq = TermQuery::new(
-                    Term::from_field_text(field, t),
-                    IndexRecordOption::WithFreqs,
-                );
-                should.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(tq), weight * tw)),
-                ));
-            }
-        }
-        let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(should));
-        let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query)];
-        if !q.languages.is_empty() {
-            let terms = q
-                .languages
-                .iter()
-                .map(|l| Term::from_field_text(f.lang, l.name()));
-            must.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
-        }
-        if let Some(paths) = &q.paths {
-            let terms = paths.iter().map(|p| Term::from_field_text(f.path_key, p));
-            must.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
-        }
-        Some(Box::new(BooleanQuery::new(must)))
+        let fields = [
+            (f.body, w.body),
+            (f.symbol, w.symbol),
+            (f.path, w.path),
+            (f.doc, w.doc),
+        ];
+        let text_query = weighted_terms(&terms, &fields, w)?;
+        Some(filtered(text_query, q, f.lang, f.path_key))
     }
+}
+
+/// `text` among the documents of `q`'s languages and paths.
+pub(crate) fn filtered(
+    text: Box<dyn Query>,
+    q: &LexicalQuery,
+    lang: Field,
+    path_key: Field,
+) -> Box<dyn Query> {
+    if q.languages.is_empty() && q.paths.is_none() {
+        return text;
+    }
+    let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text)];
+    if !q.languages.is_empty() {
+        let terms = q
+            .languages
+            .iter()
+            .map(|l| Term::from_field_text(lang, l.name()));
+        must.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
+    }
+    if let Some(paths) = &q.paths {
+        let terms = paths.iter().map(|p| Term::from_field_text(path_key, p));
+        must.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
+    }
+    Box::new(BooleanQuery::new(must))
+}
+
+/// Any of `terms` in any of `fields`, each field's match weighted by the
+/// field's weight times the term's (None: no terms).
+pub(crate) fn weighted_terms(
+    terms: &[(String, u32)],
+    fields: &[(Field, f32)],
+    w: FieldWeights,
+) -> Option<Box<dyn Query>> {
+    if terms.is_empty() {
+        return None;
+    }
+    let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for (t, n) in terms {
+        let tw = w.term_weight(*n);
+        for &(field, weight) in fields {
+            if weight <= 0.0 {
+                continue;
+            }
+            let tq = TermQuery::new(
+                Term::from_field_text(field, t),
+                IndexRecordOption::WithFreqs,
+            );
+            should.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(tq), weight * tw)),
+            ));
+        }
+    }
+    Some(Box::new(BooleanQuery::new(should)))
 }
 
 /// The analyzed terms of a query, stop words removed (unless nothing else

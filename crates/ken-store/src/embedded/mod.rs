@@ -15,6 +15,7 @@
 //! know). Chunk ids are reserved before use and never reused.
 
 mod blame;
+mod fleet;
 mod history;
 pub(crate) mod lexical;
 pub(crate) mod pool;
@@ -31,6 +32,7 @@ use std::sync::Mutex;
 use ken_core::{Chunk, ChunkKind, Definition};
 use rusqlite::params;
 
+pub use self::fleet::EmbeddedFleet;
 use self::lexical::{LexDoc, LexicalIndex};
 pub use self::provider::{EmbeddedProvider, dir_name};
 pub use self::sql::fold;

@@ -70,6 +70,12 @@ impl StoreProvider for EmbeddedProvider {
     fn describe(&self) -> String {
         self.root.display().to_string()
     }
+
+    /// `fleet/` beside the repositories' root (`$KEN_HOME/fleet`).
+    fn fleet(&self) -> Result<Option<std::sync::Arc<dyn crate::Fleet>>> {
+        let dir = self.root.with_file_name("fleet");
+        Ok(Some(std::sync::Arc::new(super::EmbeddedFleet::open(&dir)?)))
+    }
 }
 
 /// A file-system-safe directory name for a repository name

@@ -428,6 +428,12 @@ pub struct EvalArgs {
     /// Override a ranking constant, e.g. `w_file=0.5` (repeatable; for experiments).
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
+    /// Index every --repo into one home and ask each question without
+    /// naming its repository, as over a fleet; adds `right_repo@1` (the
+    /// first hit is in the question's repository). A --repo without
+    /// questions is indexed at its head, as a distractor.
+    #[arg(long)]
+    pub across_repos: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

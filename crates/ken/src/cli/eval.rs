@@ -32,6 +32,7 @@ pub fn run(engine: &Engine, a: EvalArgs, out: &Output, quiet: bool) -> Result<i3
         who: a.who,
         expand: a.expand,
         params: a.params,
+        across_repos: a.across_repos,
     };
     let log = |line: &str| {
         if !quiet {

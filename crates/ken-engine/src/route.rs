@@ -1,0 +1,255 @@
+//! A question over every repository: route it, search the repositories it
+//! was routed to, merge their hits on one scale.
+//!
+//! Routing reads the collection index (`ken_store::Fleet`): one BM25 over
+//! every repository's files, so scores share collection-wide statistics.
+//! A repository's weight is the mass of its files among the best
+//! `route_files`, `Σ exp((s − s_max) / (route_temp · s_max))`, normalised
+//! to a probability that it holds the answer; the `route_repos` heaviest
+//! are searched in full, with every repository that defines a symbol the
+//! question names exactly (a symbol defined in several repositories lists
+//! every definition). A repository the collection does not hold yet is
+//! searched directly, as before routing. Within each repository the hits
+//! keep their order; across repositories a hit's score is its repository's
+//! weight times its score relative to that repository's best, and exact
+//! symbol hits stay pinned above the rest.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use ken_core::Hit;
+use ken_embed::Embedder;
+use ken_store::{Fleet, LexicalQuery, StoreProvider};
+
+use crate::params::RankParams;
+use crate::query::identifiers;
+use crate::repo::OpenRepo;
+use crate::search::{Mode, SearchRequest, SearchResponse, search_one};
+use crate::{EngineError, Result};
+
+/// Repositories, as an edge knows them: listed, opened, allowed.
+pub(crate) struct Repos<'a> {
+    pub stores: &'a dyn StoreProvider,
+    pub fleet: &'a dyn Fleet,
+    /// Open a repository's index by its key (cached by the caller).
+    pub open: &'a dyn Fn(&str) -> Result<Arc<OpenRepo>>,
+    /// May the caller see this repository (by name)?
+    pub allows: &'a dyn Fn(&str) -> bool,
+}
+
+/// A repository a question was routed to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Routed {
+    pub name: String,
+    pub key: String,
+    /// How likely it holds the answer (the weights of all routed sum to at most 1).
+    pub weight: f32,
+}
+
+/// The repositories to search for `req`, heaviest first.
+pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> Result<Vec<Routed>> {
+    let keys: HashSet<String> = repos.stores.list()?.into_iter().collect();
+    let reflected = repos.fleet.reflected()?;
+    // names the collection holds whose index is still there, by key
+    let held: HashMap<String, String> = reflected
+        .keys()
+        .map(|name| (repos.stores.key_of(name), name.clone()))
+        .filter(|(key, name)| keys.contains(key) && (repos.allows)(name))
+        .collect();
+    let by_name: HashMap<&str, &str> = held.iter().map(|(k, n)| (n.as_str(), k.as_str())).collect();
+
+    let hits = if req.mode == Mode::Semantic {
+        Vec::new()
+    } else {
+        repos.fleet.search(&LexicalQuery {
+            text: req.query.clone(),
+            limit: p.route_files.max(1),
+            languages: req.filters.languages.clone(),
+            paths: None,
+            weights: p.fields,
+        })?
+    };
+    let best = hits.first().map_or(0.0, |h| h.score).max(f32::MIN_POSITIVE);
+    let temp = (p.route_temp * best).max(f32::MIN_POSITIVE);
+    let mut mass: BTreeMap<&str, f32> = BTreeMap::new();
+    for h in &hits {
+        if by_name.contains_key(h.repo.as_str()) {
+            *mass.entry(h.repo.as_str()).or_default() += ((h.score - best) / temp).exp();
+        }
+    }
+    let total: f32 = mass.values().sum();
+    let mut ranked: Vec<(&str, f32)> = mass
+        .into_iter()
+        .map(|(n, m)| (n, if total > 0.0 { m / total } else { 0.0 }))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    ranked.truncate(p.route_repos.max(1));
+    let mut out: Vec<Routed> = ranked
+        .into_iter()
+        .map(|(name, weight)| Routed {
+            name: name.to_string(),
+            key: by_name[name].to_string(),
+            weight,
+        })
+        .collect();
+
+    // every repository defining a symbol the question names exactly
+    for ident in identifiers(&req.query).into_iter().filter(|i| i.strong) {
+        for h in repos.fleet.defining(&ident.text, 50)? {
+            if let Some(key) = by_name.get(h.repo.as_str())
+                && !out.iter().any(|r| r.name == h.repo)
+            {
+                let weight = out.iter().map(|r| r.weight).reduce(f32::min).unwrap_or(1.0);
+                out.push(Routed {
+                    name: h.repo.clone(),
+                    key: key.to_string(),
+                    weight,
+                });
+            }
+        }
+    }
+
+    // repositories the collection does not hold yet: searched directly
+    let reflected_keys: HashSet<String> =
+        reflected.keys().map(|n| repos.stores.key_of(n)).collect();
+    let unheld: Vec<&String> = keys
+        .iter()
+        .filter(|k| !reflected_keys.contains(*k))
+        .collect();
+    if !unheld.is_empty() {
+        let weight = if out.is_empty() {
+            1.0
+        } else {
+            out.iter().map(|r| r.weight).sum::<f32>() / out.len() as f32
+        };
+        let mut unheld: Vec<&String> = unheld;
+        unheld.sort();
+        for key in unheld {
+            let repo = (repos.open)(key)?;
+            if (repos.allows)(&repo.name) {
+                out.push(Routed {
+                    name: repo.name.clone(),
+                    key: key.clone(),
+                    weight,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Search every repository the caller may see, through routing.
+pub(crate) fn search_all(
+    repos: &Repos<'_>,
+    req: &SearchRequest,
+    rank: &RankParams,
+    embedder: Option<&dyn Embedder>,
+) -> Result<SearchResponse> {
+    let started = Instant::now();
+    let embedder = embedder.filter(|_| req.mode != Mode::Lexical);
+    if embedder.is_none() && req.mode == Mode::Semantic {
+        return Err(
+            EngineError::unavailable("semantic search needs an embedding model").with_hint(
+                "run `ken model install`, or set KEN_EMBED_MODEL_DIR or KEN_EMBED_BASE_URL",
+            ),
+        );
+    }
+    if !rank.route {
+        let mut every = Vec::new();
+        for key in repos.stores.list()? {
+            let repo = (repos.open)(&key)?;
+            if (repos.allows)(&repo.name) {
+                every.push(repo);
+            }
+        }
+        return crate::search::search_repos(&every, req, rank, embedder);
+    }
+    let routed = route(repos, req, rank)?;
+    let mut lists = Vec::with_capacity(routed.len());
+    let mut notes = Vec::new();
+    for r in &routed {
+        let repo = (repos.open)(&r.key)?;
+        let out = search_one(&repo, req, rank, embedder)?;
+        notes.extend(out.notes);
+        lists.push((r.weight, out.hits));
+    }
+    let mut hits = merge(lists);
+    hits.truncate(req.limit);
+    Ok(SearchResponse {
+        query: req.query.clone(),
+        took_ms: started.elapsed().as_millis() as u64,
+        hits,
+        notes,
+        rerank: None,
+    })
+}
+
+/// Hits of several repositories on one scale: each list keeps its order,
+/// a hit scores its repository's weight times its score over the list's
+/// best; pinned hits first, in the order of their own scores.
+pub(crate) fn merge(lists: Vec<(f32, Vec<Hit>)>) -> Vec<Hit> {
+    let mut all = Vec::new();
+    for (weight, hits) in lists {
+        let best = hits
+            .iter()
+            .map(|h| h.score)
+            .fold(0.0f32, f32::max)
+            .max(f32::MIN_POSITIVE);
+        all.extend(hits.into_iter().map(|mut h| {
+            // pinned hits keep their own scores: an exact definition is
+            // found by name, not routed
+            if !h.pinned {
+                h.score = weight * h.score / best;
+            }
+            h
+        }));
+    }
+    all.sort_by(|a, b| b.pinned.cmp(&a.pinned).then(b.score.total_cmp(&a.score)));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(repo: &str, path: &str, score: f32, pinned: bool) -> Hit {
+        Hit {
+            chunk_id: 0,
+            repo: repo.into(),
+            path: path.into(),
+            start_line: 1,
+            end_line: 1,
+            language: ken_core::Language::Python,
+            kind: ken_core::ChunkKind::Function,
+            symbol: None,
+            signature: None,
+            doc: None,
+            score,
+            pinned,
+            signals: Default::default(),
+            commit: None,
+            authors: Vec::new(),
+            snippet: String::new(),
+            cell: None,
+        }
+    }
+
+    #[test]
+    fn lists_keep_their_order_and_the_likelier_repository_leads() {
+        // raw scores favour `b`; its repository is far less likely
+        let a = vec![hit("a", "x.py", 0.02, false), hit("a", "y.py", 0.01, false)];
+        let b = vec![hit("b", "z.py", 0.5, false), hit("b", "w.py", 0.4, false)];
+        let merged = merge(vec![(0.9, a), (0.1, b)]);
+        let order: Vec<&str> = merged.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(order, ["x.py", "y.py", "z.py", "w.py"]);
+    }
+
+    #[test]
+    fn pinned_hits_of_any_repository_come_first() {
+        let a = vec![hit("a", "x.py", 1.0, false)];
+        let b = vec![hit("b", "def.py", 0.1, true)];
+        let merged = merge(vec![(0.99, a), (0.01, b)]);
+        assert_eq!(merged[0].path, "def.py");
+    }
+}
