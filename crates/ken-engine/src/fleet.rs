@@ -4,7 +4,7 @@
 //! started from, every file of the repository. The cost follows the
 //! change, never the number of repositories.
 
-use ken_store::{Fleet, FleetDoc, FleetUpdate, Store};
+use ken_store::{Fleet, FleetCommit, FleetDoc, FleetUpdate, Reflected, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::Result;
@@ -18,6 +18,8 @@ pub struct FleetReport {
     pub deleted: u64,
     /// Every document of the repository was replaced.
     pub whole: bool,
+    /// Commit messages added.
+    pub commits: u64,
 }
 
 /// Bring `name`'s documents in `fleet` to the store's current batch.
@@ -33,11 +35,16 @@ pub(crate) fn update(
 ) -> Result<Option<FleetReport>> {
     let seq = store.batch_seq()?;
     let reflected = fleet.reflected()?.get(name).copied();
-    if reflected == Some(seq) {
+    let (known, newest) = store.commit_stats()?;
+    let was = reflected.unwrap_or_default();
+    if reflected.is_some() && was.seq == seq && was.commits == known {
         return Ok(None);
     }
-    let whole = reflected != Some(seq_before);
-    let paths: Vec<String> = if whole {
+    let whole = reflected.map(|r| r.seq) != Some(seq_before);
+    let files_changed = whole || was.seq != seq;
+    let paths: Vec<String> = if !files_changed {
+        Vec::new()
+    } else if whole {
         store
             .files()?
             .into_iter()
@@ -47,27 +54,34 @@ pub(crate) fn update(
     } else {
         changed.to_vec()
     };
+    // definitions as the graph has them (a small file is one chunk, with
+    // no symbol of its own)
+    let facts: std::collections::HashMap<String, (ken_core::Language, String)> = store
+        .graph_facts(Some(&paths))?
+        .into_iter()
+        .map(|f| {
+            let mut names: Vec<String> = f
+                .definitions
+                .iter()
+                .flat_map(|d| [d.name.clone(), d.qualname.clone()])
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            (f.path, (f.language, names.join(" ")))
+        })
+        .collect();
     let mut owned: Vec<(String, &str, String, String)> = Vec::with_capacity(paths.len());
     let mut gone: Vec<String> = if whole { Vec::new() } else { deletes.to_vec() };
     for path in paths {
-        let chunks = store.chunks_of_file(&path)?;
         let Some(text) = store.file_text(&path)? else {
             // skipped by this run: nothing to find there
             gone.push(path);
             continue;
         };
-        let lang = chunks
-            .first()
-            .map_or_else(|| ken_core::Language::from_path(&path), |c| c.language)
-            .name();
-        let mut symbols: Vec<&str> = chunks
-            .iter()
-            .flat_map(|c| [c.symbol.as_deref(), c.qualname.as_deref()])
-            .flatten()
-            .collect();
-        symbols.sort_unstable();
-        symbols.dedup();
-        let symbols = symbols.join(" ");
+        let (lang, symbols) = match facts.get(&path) {
+            Some((lang, names)) => (lang.name(), names.clone()),
+            None => (ken_core::Language::from_path(&path).name(), String::new()),
+        };
         owned.push((path, lang, text, symbols));
     }
     let docs: Vec<FleetDoc<'_>> = owned
@@ -79,18 +93,45 @@ pub(crate) fn update(
             symbols,
         })
         .collect();
+    // the commits no older than the newest the collection holds (those of
+    // its last second again: several commits share one), or all of them
+    // when it holds none or the repository's files are replaced
+    let since = if whole { None } else { was.commits_until };
+    let history: Vec<_> = store
+        .all_commits()?
+        .into_iter()
+        .filter(|c| since.is_none_or(|t| c.committer_time >= t))
+        .collect();
+    let commits: Vec<FleetCommit<'_>> = history
+        .iter()
+        .map(|c| FleetCommit {
+            sha: &c.sha,
+            message: if c.message.is_empty() {
+                &c.summary
+            } else {
+                &c.message
+            },
+        })
+        .collect();
     fleet.update(
         FleetUpdate {
             repo: name,
             replace_all: whole,
             deletes: &gone,
-            seq,
+            replace_commits: since.is_none(),
+            reflects: Reflected {
+                seq,
+                commits_until: newest.or(was.commits_until),
+                commits: known,
+            },
         },
         &docs,
+        &commits,
     )?;
     Ok(Some(FleetReport {
         files: docs.len() as u64,
         deleted: gone.len() as u64,
         whole,
+        commits: commits.len() as u64,
     }))
 }

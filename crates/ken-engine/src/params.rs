@@ -63,8 +63,14 @@ pub struct RankParams {
     /// A question over every repository: the repositories searched in full
     /// (besides those defining a symbol it names), `route.rs`.
     pub route_repos: usize,
+    /// Repositories searched besides those because they define a symbol
+    /// the question names exactly (the heaviest first).
+    pub route_defining: usize,
     /// Files of the collection index whose repositories' weights route it.
     pub route_files: usize,
+    /// The share of a repository's weight that its past commit messages
+    /// decide (the rest: its files).
+    pub route_history: f32,
     /// How sharply a file's score decides its repository's weight: the
     /// softmax temperature, relative to the best file's score.
     pub route_temp: f32,
@@ -126,7 +132,9 @@ impl Default for RankParams {
             route: true,
             route_repos: 4,
             route_files: 100,
+            route_defining: 8,
             route_temp: 0.1,
+            route_history: 0.4,
             issue_words: 40,
             pin_issues: false,
             issue_title: 1,
@@ -181,7 +189,9 @@ impl RankParams {
             "route" => self.route = v != 0.0,
             "route_repos" => self.route_repos = v as usize,
             "route_files" => self.route_files = v as usize,
+            "route_defining" => self.route_defining = v as usize,
             "route_temp" => self.route_temp = v,
+            "route_history" => self.route_history = v,
             "issue_words" => self.issue_words = v as usize,
             "pin_issues" => self.pin_issues = v != 0.0,
             "issue_title" => self.issue_title = v as usize,

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use ken_core::Hit;
 use ken_embed::Embedder;
-use ken_store::{Fleet, LexicalQuery, StoreProvider};
+use ken_store::{Fleet, FleetHit, LexicalQuery, StoreProvider};
 
 use crate::params::RankParams;
 use crate::query::identifiers;
@@ -59,30 +59,38 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
         .collect();
     let by_name: HashMap<&str, &str> = held.iter().map(|(k, n)| (n.as_str(), k.as_str())).collect();
 
-    let hits = if req.mode == Mode::Semantic {
-        Vec::new()
-    } else {
-        repos.fleet.search(&LexicalQuery {
-            text: req.query.clone(),
-            limit: p.route_files.max(1),
-            languages: req.filters.languages.clone(),
-            paths: None,
-            weights: p.fields,
-        })?
+    let query = LexicalQuery {
+        text: req.query.clone(),
+        limit: p.route_files.max(1),
+        languages: req.filters.languages.clone(),
+        paths: None,
+        weights: p.fields,
     };
-    let best = hits.first().map_or(0.0, |h| h.score).max(f32::MIN_POSITIVE);
-    let temp = (p.route_temp * best).max(f32::MIN_POSITIVE);
+    let lexical = req.mode != Mode::Semantic;
+    let files = if lexical {
+        repos.fleet.search(&query)?
+    } else {
+        Vec::new()
+    };
+    let commits = if lexical && p.route_history > 0.0 && req.filters.languages.is_empty() {
+        repos.fleet.search_commits(&query)?
+    } else {
+        Vec::new()
+    };
+    let known = |repo: &str| by_name.contains_key(repo);
     let mut mass: BTreeMap<&str, f32> = BTreeMap::new();
-    for h in &hits {
-        if by_name.contains_key(h.repo.as_str()) {
-            *mass.entry(h.repo.as_str()).or_default() += ((h.score - best) / temp).exp();
+    for (hits, share) in [(&files, 1.0 - p.route_history), (&commits, p.route_history)] {
+        for (repo, w) in weights(hits, p.route_temp, &known) {
+            *mass.entry(repo).or_default() += share * w;
         }
     }
     let total: f32 = mass.values().sum();
     let mut ranked: Vec<(&str, f32)> = mass
-        .into_iter()
-        .map(|(n, m)| (n, if total > 0.0 { m / total } else { 0.0 }))
+        .iter()
+        .map(|(n, m)| (*n, if total > 0.0 { m / total } else { 0.0 }))
         .collect();
+    let share: HashMap<&str, f32> = ranked.iter().copied().collect();
+    let mass_of = |name: &str| share.get(name).copied().unwrap_or(0.0);
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     ranked.truncate(p.route_repos.max(1));
     let mut out: Vec<Routed> = ranked
@@ -94,20 +102,29 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
         })
         .collect();
 
-    // every repository defining a symbol the question names exactly
+    // repositories defining a symbol the question names exactly, the
+    // heaviest first (at most `route_defining`: forks and copies of one
+    // repository all define its symbols)
+    let mut defining: Vec<(f32, &str)> = Vec::new();
     for ident in identifiers(&req.query).into_iter().filter(|i| i.strong) {
-        for h in repos.fleet.defining(&ident.text, 50)? {
-            if let Some(key) = by_name.get(h.repo.as_str())
-                && !out.iter().any(|r| r.name == h.repo)
+        for h in repos.fleet.defining(&ident.text, 200)? {
+            let name = by_name.get_key_value(h.repo.as_str()).map(|(n, _)| *n);
+            if let Some(name) = name
+                && !out.iter().any(|r| r.name == name)
+                && !defining.iter().any(|(_, n)| *n == name)
             {
-                let weight = out.iter().map(|r| r.weight).reduce(f32::min).unwrap_or(1.0);
-                out.push(Routed {
-                    name: h.repo.clone(),
-                    key: key.to_string(),
-                    weight,
-                });
+                defining.push((mass_of(name), name));
             }
         }
+    }
+    defining.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let floor = out.iter().map(|r| r.weight).reduce(f32::min).unwrap_or(1.0);
+    for (weight, name) in defining.into_iter().take(p.route_defining) {
+        out.push(Routed {
+            name: name.to_string(),
+            key: by_name[name].to_string(),
+            weight: weight.min(floor),
+        });
     }
 
     // repositories the collection does not hold yet: searched directly
@@ -137,6 +154,26 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
         }
     }
     Ok(out)
+}
+
+/// Each repository's share of the softmax of `hits`' scores (temperature
+/// `temp` times the best score), over the repositories `known` accepts.
+fn weights<'h>(
+    hits: &'h [FleetHit],
+    temp: f32,
+    known: &dyn Fn(&str) -> bool,
+) -> BTreeMap<&'h str, f32> {
+    let best = hits.first().map_or(0.0, |h| h.score).max(f32::MIN_POSITIVE);
+    let temp = (temp * best).max(f32::MIN_POSITIVE);
+    let mut mass: BTreeMap<&str, f32> = BTreeMap::new();
+    for h in hits.iter().filter(|h| known(&h.repo)) {
+        *mass.entry(h.repo.as_str()).or_default() += ((h.score - best) / temp).exp();
+    }
+    let total: f32 = mass.values().sum();
+    if total > 0.0 {
+        mass.values_mut().for_each(|m| *m /= total);
+    }
+    mass
 }
 
 /// Search every repository the caller may see, through routing.

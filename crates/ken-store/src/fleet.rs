@@ -23,7 +23,28 @@ pub struct FleetDoc<'a> {
     pub symbols: &'a str,
 }
 
-/// A file the collection search found.
+/// One commit message of one repository (its history says what the
+/// repository is about in the words its people use).
+#[derive(Debug, Clone, Copy)]
+pub struct FleetCommit<'a> {
+    pub sha: &'a str,
+    pub message: &'a str,
+}
+
+/// What the collection holds of one repository.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Reflected {
+    /// The batch sequence of the repository's index its files reflect.
+    pub seq: u64,
+    /// The newest committer time of the commits it holds (None: none).
+    pub commits_until: Option<i64>,
+    /// How many commits the repository's index knew when they were written.
+    #[serde(default)]
+    pub commits: u64,
+}
+
+/// A file (or, from [`Fleet::search_commits`], a commit: `path` is its id)
+/// the collection search found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FleetHit {
     pub repo: String,
@@ -40,19 +61,26 @@ pub struct FleetUpdate<'a> {
     pub replace_all: bool,
     /// Paths whose documents go.
     pub deletes: &'a [String],
-    /// The batch sequence of the repository's index these documents reflect.
-    pub seq: u64,
+    /// Drop the repository's commits first (the commits given are all of them).
+    pub replace_commits: bool,
+    /// What the collection holds of the repository after this update.
+    pub reflects: Reflected,
 }
 
 /// The collection index of every repository of a provider.
 pub trait Fleet: Send + Sync {
-    /// Each repository the collection holds, with the batch sequence of its
-    /// index that it reflects.
-    fn reflected(&self) -> Result<BTreeMap<String, u64>>;
+    /// Each repository the collection holds, and what of it.
+    fn reflected(&self) -> Result<BTreeMap<String, Reflected>>;
     /// Bring one repository's documents up to date: `update.deletes` go,
-    /// `docs` replace the documents of their paths, atomically with the
-    /// recorded sequence. Waits while another process writes the collection.
-    fn update(&self, update: FleetUpdate<'_>, docs: &[FleetDoc<'_>]) -> Result<()>;
+    /// `docs` replace the documents of their paths, `commits` are added,
+    /// atomically with the record. Waits while another process writes the
+    /// collection.
+    fn update(
+        &self,
+        update: FleetUpdate<'_>,
+        docs: &[FleetDoc<'_>],
+        commits: &[FleetCommit<'_>],
+    ) -> Result<()>;
     /// See what writers (of any process) have committed, now.
     fn refresh(&self) -> Result<()> {
         Ok(())
@@ -62,6 +90,8 @@ pub trait Fleet: Send + Sync {
     /// The best files for `query` across every repository (`query.paths`
     /// and `query.languages` filter as in a store's own search).
     fn search(&self, query: &LexicalQuery) -> Result<Vec<FleetHit>>;
+    /// The best commit messages for `query.text` across every repository.
+    fn search_commits(&self, query: &LexicalQuery) -> Result<Vec<FleetHit>>;
     /// The files of each repository that define a symbol named exactly
     /// `name` (case as written), at most `limit`.
     fn defining(&self, name: &str, limit: usize) -> Result<Vec<FleetHit>>;

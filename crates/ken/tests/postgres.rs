@@ -114,6 +114,30 @@ fn a_repository_in_postgres_answers_as_in_the_embedded_store() {
     in_pg.index(&[src, "--name", "shop", "--store", &url]);
     let (_, v) = s.get("/api/v1/search?q=refund_payment", Some(&t));
     assert_eq!(paths(&v)[0], "src/shop/refunds.py", "{v}");
+
+    // a second repository: a question without one is routed through the
+    // database's own tables, as the embedded store routes it through its
+    // collection index
+    let other = Repo::new();
+    other.write(
+        "geometry/shapes.py",
+        "class Polygon:\n    \"\"\"A closed polygon in the plane.\"\"\"\n\n    def area(self):\n        \"\"\"The polygon's area, by the shoelace formula.\"\"\"\n        return shoelace(self.vertices)\n",
+    );
+    other.commit("Polygons and their area");
+    let osrc = other.path().to_str().unwrap();
+    embedded.index(&[osrc, "--name", "geometry"]);
+    embedded.index(&[src, "--name", "shop"]);
+    in_pg.index(&[osrc, "--name", "geometry", "--store", &url]);
+    for (q, repo) in [
+        ("polygon area shoelace formula", "geometry"),
+        ("retry a payment after a failure", "shop"),
+    ] {
+        let e = embedded.search(&[q]);
+        let p = in_pg.search(&[q, "--store", &url]);
+        assert_eq!(e["results"][0]["repo"], repo, "{q}: {e}");
+        assert_eq!(p["results"][0]["repo"], repo, "{q}: {p}");
+        assert_eq!(top_paths(&e, 1), top_paths(&p, 1), "{q}");
+    }
 }
 
 #[test]

@@ -9,14 +9,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{Query, TermQuery};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::lexical::{filtered, query_terms, weighted_terms};
-use crate::fleet::{Fleet, FleetDoc, FleetHit, FleetUpdate};
+use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result, StoreError, tokenizer};
 
 /// How long an update waits for another process's writer.
@@ -24,8 +24,12 @@ const WRITER_WAIT: Duration = Duration::from_secs(120);
 
 #[derive(Clone, Copy)]
 struct Fields {
-    /// `repo\0path`: the document's identity.
+    /// `repo\0path` (a file) or `repo\0\0sha` (a commit): the document's identity.
     key: Field,
+    /// `file` or `commit`.
+    kind: Field,
+    /// `repo\0kind`: every document of one kind of a repository.
+    repo_kind: Field,
     repo: Field,
     path_key: Field,
     lang: Field,
@@ -45,6 +49,8 @@ fn schema() -> (Schema, Fields) {
     );
     let fields = Fields {
         key: b.add_text_field("key", STRING),
+        kind: b.add_text_field("kind", STRING),
+        repo_kind: b.add_text_field("repo_kind", STRING),
         repo: b.add_text_field("repo", STRING | STORED),
         path_key: b.add_text_field("path_key", STRING | STORED),
         lang: b.add_text_field("lang", STRING),
@@ -101,7 +107,7 @@ impl EmbeddedFleet {
         }
     }
 
-    fn payload(&self) -> Result<BTreeMap<String, u64>> {
+    fn payload(&self) -> Result<BTreeMap<String, Reflected>> {
         let metas = self.index.load_metas()?;
         match metas.payload {
             None => Ok(BTreeMap::new()),
@@ -111,7 +117,7 @@ impl EmbeddedFleet {
     }
 
     /// Commit `writer`'s changes with `record` as what the collection reflects.
-    fn commit(&self, mut writer: IndexWriter, record: &BTreeMap<String, u64>) -> Result<()> {
+    fn commit(&self, mut writer: IndexWriter, record: &BTreeMap<String, Reflected>) -> Result<()> {
         let payload = serde_json::to_string(record)
             .map_err(|e| StoreError::Other(format!("the collection index's record: {e}")))?;
         let mut prepared = writer.prepare_commit()?;
@@ -145,19 +151,64 @@ fn key(repo: &str, path: &str) -> String {
     format!("{repo}\0{path}")
 }
 
+const FILE: &str = "file";
+const COMMIT: &str = "commit";
+
+fn repo_kind(repo: &str, kind: &str) -> String {
+    format!("{repo}\0{kind}")
+}
+
+/// `text` among the documents of one kind.
+fn of_kind(text: Box<dyn Query>, kind: Field, which: &str) -> Box<dyn Query> {
+    Box::new(BooleanQuery::new(vec![
+        (Occur::Must, text),
+        (
+            Occur::Must,
+            Box::new(ConstScoreQuery::new(
+                Box::new(TermQuery::new(
+                    Term::from_field_text(kind, which),
+                    IndexRecordOption::Basic,
+                )),
+                0.0,
+            )),
+        ),
+    ]))
+}
+
 impl Fleet for EmbeddedFleet {
-    fn reflected(&self) -> Result<BTreeMap<String, u64>> {
-        self.payload()
+    /// An unreadable record (another version's) reads as an empty
+    /// collection: every repository is searched directly until it is
+    /// written again.
+    fn reflected(&self) -> Result<BTreeMap<String, Reflected>> {
+        Ok(self.payload().unwrap_or_default())
     }
 
-    fn update(&self, u: FleetUpdate<'_>, docs: &[FleetDoc<'_>]) -> Result<()> {
+    fn update(
+        &self,
+        u: FleetUpdate<'_>,
+        docs: &[FleetDoc<'_>],
+        commits: &[FleetCommit<'_>],
+    ) -> Result<()> {
         let _one = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let writer = self.writer()?;
-        // read under the lock: another process may have written meanwhile
-        let mut record = self.payload()?;
+        // read under the lock: another process may have written meanwhile;
+        // an unreadable record (another version's) starts the collection again
+        let mut record = match self.payload() {
+            Ok(r) => r,
+            Err(_) => {
+                writer.delete_all_documents()?;
+                BTreeMap::new()
+            }
+        };
         let f = self.fields;
         if u.replace_all {
-            writer.delete_term(Term::from_field_text(f.repo, u.repo));
+            writer.delete_term(Term::from_field_text(f.repo_kind, &repo_kind(u.repo, FILE)));
+        }
+        if u.replace_commits {
+            writer.delete_term(Term::from_field_text(
+                f.repo_kind,
+                &repo_kind(u.repo, COMMIT),
+            ));
         }
         for path in u
             .deletes
@@ -170,6 +221,8 @@ impl Fleet for EmbeddedFleet {
         for d in docs {
             let mut doc = TantivyDocument::default();
             doc.add_text(f.key, key(u.repo, d.path));
+            doc.add_text(f.kind, FILE);
+            doc.add_text(f.repo_kind, repo_kind(u.repo, FILE));
             doc.add_text(f.repo, u.repo);
             doc.add_text(f.path_key, d.path);
             doc.add_text(f.lang, d.lang);
@@ -184,7 +237,20 @@ impl Fleet for EmbeddedFleet {
             }
             writer.add_document(doc)?;
         }
-        record.insert(u.repo.to_string(), u.seq);
+        for c in commits {
+            // a commit given again replaces its document
+            let id = key(u.repo, &format!("\0{}", c.sha));
+            writer.delete_term(Term::from_field_text(f.key, &id));
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.key, id);
+            doc.add_text(f.kind, COMMIT);
+            doc.add_text(f.repo_kind, repo_kind(u.repo, COMMIT));
+            doc.add_text(f.repo, u.repo);
+            doc.add_text(f.path_key, c.sha);
+            doc.add_text(f.body, c.message);
+            writer.add_document(doc)?;
+        }
+        record.insert(u.repo.to_string(), u.reflects);
         self.commit(writer, &record)
     }
 
@@ -209,7 +275,17 @@ impl Fleet for EmbeddedFleet {
         let Some(text) = weighted_terms(&terms, &fields, w) else {
             return Ok(Vec::new());
         };
-        self.hits(&*filtered(text, q, f.lang, f.path_key), q.limit)
+        let files = of_kind(text, f.kind, FILE);
+        self.hits(&*filtered(files, q, f.lang, f.path_key), q.limit)
+    }
+
+    fn search_commits(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
+        let f = self.fields;
+        let terms = query_terms(&q.text);
+        let Some(text) = weighted_terms(&terms, &[(f.body, 1.0)], q.weights) else {
+            return Ok(Vec::new());
+        };
+        self.hits(&*of_kind(text, f.kind, COMMIT), q.limit)
     }
 
     fn defining(&self, name: &str, limit: usize) -> Result<Vec<FleetHit>> {
@@ -239,8 +315,21 @@ mod tests {
             repo,
             replace_all: all,
             deletes,
-            seq,
+            replace_commits: all,
+            reflects: Reflected {
+                seq,
+                commits_until: None,
+                commits: 0,
+            },
         }
+    }
+
+    fn seqs(f: &EmbeddedFleet) -> BTreeMap<String, u64> {
+        f.reflected()
+            .unwrap()
+            .into_iter()
+            .map(|(k, r)| (k, r.seq))
+            .collect()
     }
 
     fn ask(f: &EmbeddedFleet, text: &str) -> Vec<(String, String)> {
@@ -269,6 +358,10 @@ mod tests {
                 ),
                 doc("cli.py", "def main(): parse arguments", "main"),
             ],
+            &[FleetCommit {
+                sha: "c1",
+                message: "Call every teardown callback despite errors",
+            }],
         )
         .unwrap();
         f.update(
@@ -278,12 +371,26 @@ mod tests {
                 "class Matrix: determinant of a matrix",
                 "Matrix Matrix.det",
             )],
+            &[],
         )
         .unwrap();
         assert_eq!(
-            f.reflected().unwrap(),
+            seqs(&f),
             BTreeMap::from([("a/web".into(), 3), ("b/math".into(), 7)])
         );
+        // commits are found apart from files
+        let commits = f
+            .search_commits(&LexicalQuery {
+                text: "teardown errors".into(),
+                limit: 5,
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(
+            (commits[0].repo.as_str(), commits[0].path.as_str()),
+            ("a/web", "c1")
+        );
+        assert!(ask(&f, "despite").is_empty());
         assert_eq!(
             ask(&f, "teardown callbacks")[0],
             ("a/web".into(), "app.py".into())
@@ -300,12 +407,13 @@ mod tests {
         f.update(
             update("a/web", false, &["cli.py".to_string()], 4),
             &[doc("app.py", "def close(): nothing here", "close")],
+            &[],
         )
         .unwrap();
         assert!(ask(&f, "teardown").is_empty());
         assert!(ask(&f, "parse arguments").is_empty());
         assert_eq!(ask(&f, "close")[0].1, "app.py");
-        assert_eq!(f.reflected().unwrap()["a/web"], 4);
+        assert_eq!(seqs(&f)["a/web"], 4);
 
         // a reopened collection reads the same; a removed repository is gone
         drop(f);

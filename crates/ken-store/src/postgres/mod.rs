@@ -16,6 +16,7 @@
 //! it and waited for on a channel, which works from any thread, including
 //! a blocking thread of another runtime.
 
+mod fleet;
 mod home;
 mod lexical;
 mod schema;
@@ -123,6 +124,14 @@ impl PgProvider {
         Ok(PgProvider { pg: Arc::new(pg) })
     }
 
+    /// The collection index: the database's own tables, read across
+    /// repositories.
+    pub(crate) fn fleet_view(&self) -> fleet::PgFleet {
+        fleet::PgFleet {
+            pg: self.pg.clone(),
+        }
+    }
+
     /// Tokens, jobs and webhook deliveries in the same database.
     pub fn home(&self) -> PgHome {
         PgHome::new(self.pg.clone())
@@ -195,6 +204,11 @@ impl StoreProvider for PgProvider {
 
     fn describe(&self) -> String {
         self.pg.shown.clone()
+    }
+
+    /// The database's own tables, read across repositories.
+    fn fleet(&self) -> Result<Option<Arc<dyn crate::Fleet>>> {
+        Ok(Some(Arc::new(self.fleet_view())))
     }
 }
 

@@ -7,7 +7,24 @@ use sqlx::{PgPool, Row};
 use crate::Result;
 
 /// Migrations by version; never edit one that has shipped, add the next.
-const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3), (4, V4), (5, V5), (6, V6)];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, V1),
+    (2, V2),
+    (3, V3),
+    (4, V4),
+    (5, V5),
+    (6, V6),
+    (7, V7),
+];
+
+/// A question over every repository reads the tables across repositories
+/// (postgres/fleet.rs): the files' postings by term alone, and symbols by
+/// name alone.
+const V7: &str = r#"
+CREATE INDEX lex_terms_files_by_term ON lex_terms (term) INCLUDE (repo, field, doc, tf, len) WHERE files;
+CREATE INDEX symbols_by_name ON symbols (name);
+CREATE INDEX symbols_by_qualname ON symbols (qualname);
+"#;
 
 /// Tickets of an issue tracker per repository key (`ken tickets import`),
 /// each kept whole as JSON.

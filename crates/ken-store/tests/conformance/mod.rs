@@ -30,7 +30,8 @@ macro_rules! provider_checks {
             readers_see_whole_batches,
             lexical_ranking_follows_deletes,
             text_with_nul_bytes,
-            query_terms_written_twice_weigh_more
+            query_terms_written_twice_weigh_more,
+            one_question_over_every_repository
         }
     };
 }
@@ -1398,4 +1399,128 @@ pub fn home_tickets(h: &(dyn ken_store::Home + Sync)) {
     assert_eq!(h.remove_tickets("flask").unwrap(), 3);
     assert!(h.tickets("flask").unwrap().is_empty());
     assert_eq!(h.tickets("cobra").unwrap().len(), 1);
+}
+
+const TEARDOWN_PY: &str = "\"\"\"Request teardown.\"\"\"\n\n\
+def do_teardown_request(app, exc=None):\n    \"\"\"Call every teardown callback, despite errors.\"\"\"\n    for func in app.teardown_funcs:\n        func(exc)\n";
+
+const MATRIX_PY: &str = "class Matrix:\n    \"\"\"A dense matrix.\"\"\"\n\n    def determinant(self):\n        \"\"\"The determinant, by LU decomposition.\"\"\"\n        return lu(self).diagonal_product()\n";
+
+/// The collection index spans every repository of a provider: one search
+/// ranks the files (and the commit messages) of all of them on one scale,
+/// and a symbol is found in the repository that defines it. A provider
+/// that keeps its own copy is given each repository's files and commits
+/// as an index run gives them.
+pub fn one_question_over_every_repository(p: &dyn StoreProvider) {
+    use ken_store::{FleetCommit, FleetDoc, FleetUpdate, Reflected};
+    let repos: [(&str, &str, &str, Vec<CommitRecord>); 2] = [
+        (
+            "acme/web",
+            "web/app.py",
+            TEARDOWN_PY,
+            vec![commit(
+                "c1",
+                "Ada",
+                "ada@example.com",
+                100,
+                "Call every teardown callback despite errors",
+                &["web/app.py"],
+            )],
+        ),
+        ("acme/math", "math/matrix.py", MATRIX_PY, Vec::new()),
+    ];
+    let fleet = p
+        .fleet()
+        .unwrap()
+        .expect("every provider answers questions over all its repositories");
+    for (name, path, text, commits) in &repos {
+        let mut w = p.open_for_writing(name).unwrap();
+        w.write_batch(Batch {
+            upserts: vec![upsert(path, text)],
+            deletes: Vec::new(),
+        })
+        .unwrap();
+        w.add_commits(commits).unwrap();
+        w.set_state(&IndexState {
+            name: Some(name.to_string()),
+            commit: Some("c1".into()),
+            ..IndexState::default()
+        })
+        .unwrap();
+        w.finish().unwrap();
+        let facts = w.graph_facts(Some(&[path.to_string()])).unwrap();
+        let symbols: Vec<&str> = facts
+            .iter()
+            .flat_map(|f| &f.definitions)
+            .flat_map(|d| [d.name.as_str(), d.qualname.as_str()])
+            .collect();
+        let symbols = symbols.join(" ");
+        let docs = [FleetDoc {
+            path,
+            lang: "python",
+            body: text,
+            symbols: &symbols,
+        }];
+        let history: Vec<FleetCommit<'_>> = commits
+            .iter()
+            .map(|c| FleetCommit {
+                sha: &c.sha,
+                message: &c.message,
+            })
+            .collect();
+        fleet
+            .update(
+                FleetUpdate {
+                    repo: name,
+                    replace_all: true,
+                    deletes: &[],
+                    replace_commits: true,
+                    reflects: Reflected {
+                        seq: w.batch_seq().unwrap(),
+                        commits_until: commits.first().map(|c| c.committer_time),
+                        commits: commits.len() as u64,
+                    },
+                },
+                &docs,
+                &history,
+            )
+            .unwrap();
+    }
+    fleet.refresh().unwrap();
+    let held = fleet.reflected().unwrap();
+    assert!(
+        held.contains_key("acme/web") && held.contains_key("acme/math"),
+        "{held:?}"
+    );
+    let first = |text: &str| {
+        let hits = fleet.search(&query(text)).unwrap();
+        hits.first().map(|h| (h.repo.clone(), h.path.clone()))
+    };
+    assert_eq!(
+        first("teardown callback errors"),
+        Some(("acme/web".into(), "web/app.py".into()))
+    );
+    assert_eq!(
+        first("matrix determinant"),
+        Some(("acme/math".into(), "math/matrix.py".into()))
+    );
+    // one scale: a word of both files ranks the file where it weighs more
+    let both = fleet
+        .search(&query("determinant teardown teardown"))
+        .unwrap();
+    assert_eq!(both.len(), 2, "{both:?}");
+    let commits = fleet.search_commits(&query("teardown errors")).unwrap();
+    assert_eq!(
+        commits.first().map(|h| (h.repo.as_str(), h.path.as_str())),
+        Some(("acme/web", "c1"))
+    );
+    let defs = fleet.defining("determinant", 10).unwrap();
+    let repos_defining: HashSet<&str> = defs.iter().map(|h| h.repo.as_str()).collect();
+    assert_eq!(repos_defining, HashSet::from(["acme/math"]));
+    assert!(
+        fleet
+            .search(&query("nothing matches zyzzyva"))
+            .unwrap()
+            .is_empty()
+    );
 }
