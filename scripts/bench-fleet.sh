@@ -13,7 +13,8 @@
 # Variants are made only of repositories without questions, so "the right
 # repository" stays well defined.
 #
-# usage: scripts/bench-fleet.sh [VARIANTS]   (default 30; needs the mirrors:
+# usage: scripts/bench-fleet.sh [VARIANTS]   (default 30; ROUTES="1" for the
+# routed runs only; needs the mirrors:
 # the library's `fetch` of each repository, see ../shared/eval/README.md)
 set -euo pipefail
 VARIANTS=${1:-30}
@@ -42,7 +43,7 @@ for spec in pallets/flask BurntSushi/ripgrep spf13/cobra expressjs/express psf/r
 done
 n=$(ls "$HOME_DIR/repos" | wc -l)
 echo "repositories in the home: $n"
-for route in 1 0; do
+for route in ${ROUTES:-1 0}; do
   for set in commits_dev symbols_dev; do
     k eval "$EVAL/$set.jsonl" --mode lexical --across-repos "${repos[@]}" --param route=$route \
       >"$OUT/$set.route$route.json" 2>"$OUT/$set.route$route.log"

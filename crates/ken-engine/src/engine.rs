@@ -407,6 +407,7 @@ impl Engine {
         let mut resp = self.search_unranked(&wide, access, embedder.as_deref())?;
         crate::search::rerank_hits(&*reranker, &mut resp, top);
         resp.hits.truncate(req.limit);
+        resp.recount();
         Ok(resp)
     }
 
@@ -990,6 +991,62 @@ mod tests {
         assert!(!a.allows("flask"));
         assert!(!a.allows("cobra"));
         assert!(Access::All.allows("anything"));
+    }
+
+    #[test]
+    fn open_repositories_are_bounded_by_the_setting() {
+        let home = tempfile::tempdir().unwrap();
+        let mut settings = Settings::new(home.path().to_path_buf());
+        settings.open_repos = 1;
+        let e = Engine::new(settings);
+        let mut dirs = Vec::new();
+        for (name, file, text) in [
+            (
+                "web",
+                "app.py",
+                "def serve_request(req):\n    return render(req)\n",
+            ),
+            (
+                "math",
+                "matrix.py",
+                "def determinant(m):\n    return lu(m).product()\n",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join(file), text).unwrap();
+            e.index(
+                &IndexRequest {
+                    source: dir.path().display().to_string(),
+                    name: Some(name.into()),
+                    no_embed: true,
+                    ..Default::default()
+                },
+                &crate::index::NoProgress,
+            )
+            .unwrap();
+            dirs.push(dir);
+        }
+        let open = || e.repos.lock().unwrap().len();
+        let ask = |q: &str, repos: &[&str]| {
+            let req = SearchRequest {
+                query: q.into(),
+                limit: 5,
+                filters: ken_core::Filters {
+                    repos: repos.iter().map(|r| r.to_string()).collect(),
+                    ..Default::default()
+                },
+                files: true,
+                mode: crate::search::Mode::Lexical,
+            };
+            e.search(&req, &Access::All).unwrap().hits
+        };
+        assert_eq!(ask("serve request", &["web"])[0].repo, "web");
+        assert_eq!(ask("determinant", &["math"])[0].repo, "math");
+        assert_eq!(open(), 1);
+        // routed over both, one open at a time
+        assert_eq!(ask("determinant", &[])[0].repo, "math");
+        assert_eq!(ask("serve request", &[])[0].repo, "web");
+        assert_eq!(open(), 1);
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub use params::LEARNED_SHAPE_MIN;
 pub use people::{Evidence, PersonSummary, WhoPerson};
 pub use report::ReportRequest;
 pub use request::{FilterSpec, parse_mode};
-pub use search::{Mode, RerankCost, SearchRequest, SearchResponse};
+pub use search::{Mode, RepoFacet, RerankCost, SearchRequest, SearchResponse};
 pub use semantic::{EmbedOrder, EmbedProgress, EmbedText, EmbedderSpec};
 pub use settings::{RerankerSpec, Settings};
 pub use status::RepoStatus;

@@ -63,6 +63,9 @@ pub struct RankParams {
     /// A question over every repository: the repositories searched in full
     /// (besides those defining a symbol it names), `route.rs`.
     pub route_repos: usize,
+    /// Routing stops adding repositories once those added hold this share
+    /// of the weight (1: always `route_repos`).
+    pub route_mass: f32,
     /// Repositories searched besides those because they define a symbol
     /// the question names exactly (the heaviest first).
     pub route_defining: usize,
@@ -132,6 +135,7 @@ impl Default for RankParams {
             route: true,
             route_repos: 4,
             route_files: 100,
+            route_mass: 0.99,
             route_defining: 8,
             route_temp: 0.1,
             route_history: 0.4,
@@ -189,6 +193,7 @@ impl RankParams {
             "route" => self.route = v != 0.0,
             "route_repos" => self.route_repos = v as usize,
             "route_files" => self.route_files = v as usize,
+            "route_mass" => self.route_mass = v,
             "route_defining" => self.route_defining = v as usize,
             "route_temp" => self.route_temp = v,
             "route_history" => self.route_history = v,

@@ -25,8 +25,11 @@ use ken_store::{Fleet, FleetHit, LexicalQuery, StoreProvider};
 use crate::params::RankParams;
 use crate::query::identifiers;
 use crate::repo::OpenRepo;
-use crate::search::{Mode, SearchRequest, SearchResponse, search_one};
+use crate::search::{Mode, RepoFacet, SearchRequest, SearchResponse, search_one};
 use crate::{EngineError, Result};
+
+/// Candidates per list in a repository searched only for its definitions.
+const DEFINITION_CANDIDATES: usize = 20;
 
 /// Repositories, as an edge knows them: listed, opened, allowed.
 pub(crate) struct Repos<'a> {
@@ -45,6 +48,9 @@ pub(crate) struct Routed {
     pub key: String,
     /// How likely it holds the answer (the weights of all routed sum to at most 1).
     pub weight: f32,
+    /// Routed only because it defines a symbol the question names: its
+    /// exact definitions are what it is searched for, with fewer candidates.
+    pub by_definition: bool,
 }
 
 /// The repositories to search for `req`, heaviest first.
@@ -92,13 +98,25 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
     let share: HashMap<&str, f32> = ranked.iter().copied().collect();
     let mass_of = |name: &str| share.get(name).copied().unwrap_or(0.0);
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-    ranked.truncate(p.route_repos.max(1));
+    // the heaviest, until they hold `route_mass` of the weight (at most
+    // `route_repos`): a decided question searches one repository
+    let mut held_mass = 0.0;
+    let keep = ranked
+        .iter()
+        .take_while(|(_, w)| {
+            let before = held_mass;
+            held_mass += w;
+            before < p.route_mass
+        })
+        .count();
+    ranked.truncate(keep.clamp(1, p.route_repos.max(1)));
     let mut out: Vec<Routed> = ranked
         .into_iter()
         .map(|(name, weight)| Routed {
             name: name.to_string(),
             key: by_name[name].to_string(),
             weight,
+            by_definition: false,
         })
         .collect();
 
@@ -124,6 +142,7 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
             name: name.to_string(),
             key: by_name[name].to_string(),
             weight: weight.min(floor),
+            by_definition: true,
         });
     }
 
@@ -149,6 +168,7 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
                     name: repo.name.clone(),
                     key: key.clone(),
                     weight,
+                    by_definition: false,
                 });
             }
         }
@@ -205,21 +225,38 @@ pub(crate) fn search_all(
     let routed = route(repos, req, rank)?;
     let mut lists = Vec::with_capacity(routed.len());
     let mut notes = Vec::new();
+    // a repository searched for its definitions: the exact hits are found
+    // whatever the candidates, and its other hits weigh little
+    let narrow = RankParams {
+        candidates: DEFINITION_CANDIDATES.min(rank.candidates),
+        ..rank.clone()
+    };
     for r in &routed {
         let repo = (repos.open)(&r.key)?;
+        let rank = if r.by_definition { &narrow } else { rank };
         let out = search_one(&repo, req, rank, embedder)?;
         notes.extend(out.notes);
         lists.push((r.weight, out.hits));
     }
     let mut hits = merge(lists);
     hits.truncate(req.limit);
-    Ok(SearchResponse {
+    let mut resp = SearchResponse {
         query: req.query.clone(),
         took_ms: started.elapsed().as_millis() as u64,
         hits,
         notes,
         rerank: None,
-    })
+        repos: routed
+            .iter()
+            .map(|r| RepoFacet {
+                repo: r.name.clone(),
+                hits: 0,
+                weight: Some(r.weight),
+            })
+            .collect(),
+    };
+    resp.recount();
+    Ok(resp)
 }
 
 /// Hits of several repositories on one scale: each list keeps its order,

@@ -60,6 +60,29 @@ pub struct SearchResponse {
     pub notes: Vec<String>,
     /// What reranking cost, when a reranker is configured.
     pub rerank: Option<RerankCost>,
+    /// When several repositories were searched: each, with its hits among
+    /// those returned (and its routing weight, when routed). Empty for one.
+    pub repos: Vec<RepoFacet>,
+}
+
+/// One repository of a search over several.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RepoFacet {
+    pub repo: String,
+    /// Hits of this repository among those returned.
+    pub hits: usize,
+    /// How likely routing judged it to hold the answer (None: searched
+    /// because it was named, or without routing).
+    pub weight: Option<f32>,
+}
+
+impl SearchResponse {
+    /// Count each facet's hits again (after the hits were cut or reordered).
+    pub fn recount(&mut self) {
+        for f in &mut self.repos {
+            f.hits = self.hits.iter().filter(|h| h.repo == f.repo).count();
+        }
+    }
 }
 
 /// The reranking stage of one search.
@@ -133,13 +156,28 @@ pub(crate) fn search_repos(
     }
     all.sort_by(|a, b| b.pinned.cmp(&a.pinned).then(b.score.total_cmp(&a.score)));
     all.truncate(req.limit);
-    Ok(SearchResponse {
+    let facets = if repos.len() > 1 {
+        repos
+            .iter()
+            .map(|r| RepoFacet {
+                repo: r.name.clone(),
+                hits: 0,
+                weight: None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut resp = SearchResponse {
         query: req.query.clone(),
         took_ms: started.elapsed().as_millis() as u64,
         hits: all,
         notes,
         rerank: None,
-    })
+        repos: facets,
+    };
+    resp.recount();
+    Ok(resp)
 }
 
 /// Search one open repository; its notes name it.

@@ -167,6 +167,22 @@ pub struct Search {
     /// The reranking stage and what it cost (absent when no reranker is configured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerank: Option<Rerank>,
+    /// With several repositories searched: each, with its hits among the
+    /// results and its routing weight (absent for one repository).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<RepoCount>,
+}
+
+/// One repository of a search over several.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct RepoCount {
+    pub repo: String,
+    /// Its results among those returned.
+    pub hits: usize,
+    /// How likely routing judged it to hold the answer (absent: it was
+    /// named, not routed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f32>,
 }
 
 /// The reranking stage of a search.
@@ -201,6 +217,15 @@ impl From<&SearchResponse> for Search {
             results: SearchResult::list(&r.hits),
             notes: r.notes.clone(),
             rerank: r.rerank.as_ref().map(Rerank::from),
+            repos: r
+                .repos
+                .iter()
+                .map(|f| RepoCount {
+                    repo: f.repo.clone(),
+                    hits: f.hits,
+                    weight: f.weight.map(|w| (w * 1000.0).round() / 1000.0),
+                })
+                .collect(),
         }
     }
 }
@@ -1126,6 +1151,7 @@ mod tests {
             hits: vec![hit()],
             notes: vec![],
             rerank: None,
+            repos: vec![],
         };
         let v = serde_json::to_value(Search::from(&resp)).unwrap();
         assert_eq!(v["query"], "from_envvar");

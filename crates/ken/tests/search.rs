@@ -129,7 +129,18 @@ fn several_repositories() {
         .map(|r| r["repo"].as_str().unwrap())
         .collect();
     assert!(repos.contains("shop") && repos.contains("rusty"), "{v}");
+    // each repository searched, with its results among those returned
+    let counted: usize = v["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["hits"].as_u64().unwrap() as usize)
+        .sum();
+    assert_eq!(counted, v["results"].as_array().unwrap().len(), "{v}");
+    let text = stdout(&ken.run(&["search", "refresh_token"]));
+    assert!(text.contains("searched 2: "), "{text}");
     let v = ken.search(&["refresh_token", "--repo", "rusty"]);
+    assert!(v.get("repos").is_none(), "one repository: no facets: {v}");
     assert!(
         v["results"]
             .as_array()

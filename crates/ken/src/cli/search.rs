@@ -72,5 +72,20 @@ pub fn run(engine: &Engine, a: SearchArgs, out: &Output) -> Result<i32> {
             resp.took_ms
         ))
     );
+    if !resp.repos.is_empty() {
+        let counts: Vec<String> = resp
+            .repos
+            .iter()
+            .map(|f| format!("{} {}", f.repo, f.hits))
+            .collect();
+        outln!(
+            "{}",
+            out.dim(&format!(
+                "searched {}: {}",
+                resp.repos.len(),
+                counts.join(" · ")
+            ))
+        );
+    }
     Ok(0)
 }
