@@ -9,7 +9,9 @@
 //! are searched in full, with every repository that defines a symbol the
 //! question names exactly (a symbol defined in several repositories lists
 //! every definition). A repository the collection does not hold yet is
-//! searched directly, as before routing. Within each repository the hits
+//! searched directly, as before routing; a question routing cannot read
+//! (asked by meaning only, `Mode::Semantic`, or with no word found in any
+//! repository) searches every repository alike. Within each repository the hits
 //! keep their order; across repositories a hit's score is its repository's
 //! weight times its score relative to that repository's best, and exact
 //! symbol hits stay pinned above the rest.
@@ -110,6 +112,13 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
         })
         .count();
     ranked.truncate(keep.clamp(1, p.route_repos.max(1)));
+    if ranked.is_empty() {
+        // no word of the question is anywhere (or it is asked by meaning
+        // only): nothing to route by, every repository is searched alike
+        let n = by_name.len().max(1) as f32;
+        ranked = by_name.keys().map(|name| (*name, 1.0 / n)).collect();
+        ranked.sort_by(|a, b| a.0.cmp(b.0));
+    }
     let mut out: Vec<Routed> = ranked
         .into_iter()
         .map(|(name, weight)| Routed {
