@@ -1037,6 +1037,11 @@ pub struct IndexRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub ranking: Option<serde_json::Value>,
+    /// What the collection index (searches over every repository) took
+    /// from this run: files, deleted, whole, commits (absent: it held it already).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub fleet: Option<serde_json::Value>,
     pub elapsed_ms: u64,
 }
 
@@ -1063,6 +1068,7 @@ impl From<&IndexReport> for IndexRun {
             graph: v(serde_json::to_value(&r.graph).ok()),
             people: v(serde_json::to_value(&r.people).ok()),
             ranking: v(serde_json::to_value(&r.ranking).ok()),
+            fleet: v(serde_json::to_value(&r.fleet).ok()),
             elapsed_ms: r.elapsed_ms,
         }
     }

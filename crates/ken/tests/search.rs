@@ -120,7 +120,9 @@ fn several_repositories() {
         "/// Refresh a token.\npub fn refresh_token(t: &str) -> String {\n    t.to_string()\n}\n",
     );
     other.commit("rust");
-    ken.index(&[other.path().to_str().unwrap(), "--name", "rusty"]);
+    let report = ken.index(&[other.path().to_str().unwrap(), "--name", "rusty"]);
+    assert_eq!(report["fleet"]["whole"], true, "{report}");
+    assert_eq!(report["fleet"]["files"], 1, "{report}");
     let v = ken.search(&["refresh_token", "-n", "20"]);
     let repos: std::collections::HashSet<&str> = v["results"]
         .as_array()
