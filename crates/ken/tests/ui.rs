@@ -103,6 +103,12 @@ fn search_open_a_result_and_move_with_the_keyboard() {
             b.path().await.starts_with("/?q=retry_payment"),
             "the query is in the URL"
         );
+        // several repositories: each searched one is a link that narrows to it
+        b.until(
+            "repository facets",
+            "document.querySelectorAll('nav.facets a').length >= 1 && [...document.querySelectorAll('nav.facets a')].every(a => /^repo:\\S+ \\(\\d+\\)$/.test(a.textContent) && a.href.includes('repo%3A'))",
+        )
+        .await;
         let first = b.text("#results .result .symbol").await;
         assert_eq!(first, "retry_payment");
         b.until(

@@ -242,6 +242,8 @@ function searchPage(params) {
   const input = el("input", { type: "search", id: "q", name: "q", value: text, "aria-label": "Search code", placeholder: "parse_config   or   how are sessions refreshed? lang:py path:src/**" });
   const status = el("p", { class: "status", role: "status", "aria-live": "polite" });
   const list = el("ol", { class: "results", id: "results", "aria-label": "Results" });
+  // several repositories searched: each, with its results, narrows the search
+  const facets = el("nav", { class: "facets", "aria-label": "Repositories" });
   main().append(
     el("h1", {}, "Search"),
     el("form", { class: "bar", role: "search", onsubmit: (ev) => {
@@ -249,7 +251,7 @@ function searchPage(params) {
       navigate(url("/", { q: input.value.trim() }));
     } }, input, el("button", { type: "submit" }, "Search")),
     el("p", { class: "hint" }, "Filters: lang: path: repo: author: since: until: mode: — keys: / search, j/k move, Enter open."),
-    status, list);
+    status, facets, list);
   let selected = -1;
   const select = (i) => {
     const items = list.querySelectorAll(".result");
@@ -282,6 +284,8 @@ function searchPage(params) {
       const answered = performance.now();
       list.replaceChildren(...r.results.map(resultItem));
       setStatus(status, `${r.results.length} results in ${r.took_ms} ms${r.notes.length ? " — " + r.notes.join("; ") : ""}`);
+      facets.replaceChildren(...(r.repos || []).map((f) =>
+        link(url("/", { q: `${text} repo:${f.repo}` }), `repo:${f.repo} (${f.hits})`)));
       // time from the API's answer to the first frame that shows it
       requestAnimationFrame(() => { window.kenPaintMs = performance.now() - answered; });
     }).catch((e) => showError(status, e));
