@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::Pg;
-use super::store::pg_text;
+use super::store::{commit_query_words, pg_text};
 use crate::embedded::lexical::query_terms;
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result};
@@ -25,6 +25,22 @@ async fn names(pool: &sqlx::PgPool) -> Result<HashMap<i64, String>> {
         .fetch_all(pool)
         .await?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// Rows of (repository id, path or commit id, score) as hits, named.
+async fn hits(pool: &sqlx::PgPool, rows: &[sqlx::postgres::PgRow]) -> Result<Vec<FleetHit>> {
+    let names = names(pool).await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let repo: i64 = r.get(0);
+            Some(FleetHit {
+                repo: names.get(&repo)?.clone(),
+                path: r.get(1),
+                score: r.get(2),
+            })
+        })
+        .collect())
 }
 
 impl Fleet for PgFleet {
@@ -108,27 +124,12 @@ impl Fleet for PgFleet {
             .bind(limit)
             .fetch_all(&pool)
             .await?;
-            let names = names(&pool).await?;
-            Ok(rows
-                .iter()
-                .filter_map(|r| {
-                    let repo: i64 = r.get(0);
-                    Some(FleetHit {
-                        repo: names.get(&repo)?.clone(),
-                        path: r.get(1),
-                        score: r.get(2),
-                    })
-                })
-                .collect())
+            hits(&pool, &rows).await
         })
     }
 
     fn search_commits(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
-        let words: Vec<String> = ken_core::ident::words(&q.text)
-            .map(|(_, w)| w.to_lowercase())
-            .filter(|w| !ken_core::ident::is_stop_word(w))
-            .filter(|w| w.chars().all(|c| c.is_alphanumeric()))
-            .collect();
+        let words = commit_query_words(&q.text);
         if words.is_empty() {
             return Ok(Vec::new());
         }
@@ -144,18 +145,7 @@ impl Fleet for PgFleet {
             .bind(limit)
             .fetch_all(&pool)
             .await?;
-            let names = names(&pool).await?;
-            Ok(rows
-                .iter()
-                .filter_map(|r| {
-                    let repo: i64 = r.get(0);
-                    Some(FleetHit {
-                        repo: names.get(&repo)?.clone(),
-                        path: r.get(1),
-                        score: r.get(2),
-                    })
-                })
-                .collect())
+            hits(&pool, &rows).await
         })
     }
 
@@ -164,25 +154,14 @@ impl Fleet for PgFleet {
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
             let rows = sqlx::query(
-                "SELECT DISTINCT repo, path FROM symbols WHERE name = $1 OR qualname = $1
+                "SELECT DISTINCT repo, path, 1.0::float4 FROM symbols WHERE name = $1 OR qualname = $1
                  ORDER BY repo, path LIMIT $2",
             )
             .bind(&name)
             .bind(limit.max(1) as i64)
             .fetch_all(&pool)
             .await?;
-            let names = names(&pool).await?;
-            Ok(rows
-                .iter()
-                .filter_map(|r| {
-                    let repo: i64 = r.get(0);
-                    Some(FleetHit {
-                        repo: names.get(&repo)?.clone(),
-                        path: r.get(1),
-                        score: 1.0,
-                    })
-                })
-                .collect())
+            hits(&pool, &rows).await
         })
     }
 }

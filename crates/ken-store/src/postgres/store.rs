@@ -1005,11 +1005,7 @@ impl HistoryStore for PgStore {
     }
 
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
-        let words: Vec<String> = ken_core::ident::words(query)
-            .map(|(_, w)| w.to_lowercase())
-            .filter(|w| !ken_core::ident::is_stop_word(w))
-            .filter(|w| w.chars().all(|c| c.is_alphanumeric()))
-            .collect();
+        let words = commit_query_words(query);
         if words.is_empty() {
             return Ok(Vec::new());
         }
@@ -1317,6 +1313,16 @@ fn commit_from_row(r: &PgRow) -> CommitRecord {
 /// counter, old rows of every path replaced.
 /// A text parameter of a read as stored (NUL as U+001A, see
 /// [`without_nul`]): a NUL in a request finds nothing instead of failing.
+/// The words of a question the commits' full text is searched for
+/// (lowercase, stop words and words with punctuation left out).
+pub(super) fn commit_query_words(query: &str) -> Vec<String> {
+    ken_core::ident::words(query)
+        .map(|(_, w)| w.to_lowercase())
+        .filter(|w| !ken_core::ident::is_stop_word(w))
+        .filter(|w| w.chars().all(|c| c.is_alphanumeric()))
+        .collect()
+}
+
 pub(super) fn pg_text(s: &str) -> String {
     s.replace('\0', "\u{1a}")
 }
