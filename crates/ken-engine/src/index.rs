@@ -287,14 +287,7 @@ pub fn index(
         ..Default::default()
     };
     let previous = store.state()?;
-    if let Some(held) = previous.name.as_deref().filter(|n| *n != target.name) {
-        // two names, one storage key (`a/b` and `a__b`): never one index for both
-        return Err(EngineError::bad_input(format!(
-            "the index `{}` would use is the index of `{held}`",
-            target.name
-        ))
-        .with_hint("give this repository another name with {--name}"));
-    }
+    same_name(&previous, &target.name)?;
     let seq_before = store.batch_seq()?;
     let opts = ListOptions {
         max_file_bytes: settings.max_file_bytes,
@@ -420,6 +413,17 @@ pub fn index(
     report.ranking = tune_step(settings, store, embedder)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// Two names, one storage key (`a/b` and `a__b`): never one index for both.
+fn same_name(previous: &IndexState, name: &str) -> Result<()> {
+    match previous.name.as_deref().filter(|n| *n != name) {
+        Some(held) => Err(EngineError::bad_input(format!(
+            "the index `{name}` would use is the index of `{held}`"
+        ))
+        .with_hint("give this repository another name with {--name}")),
+        None => Ok(()),
+    }
 }
 
 /// The collection index brought to this run's batch. A failure is a

@@ -265,6 +265,7 @@ fn a_question_over_every_repository_is_routed_and_ranked_on_one_scale() {
     let hidden = engine
         .search(&search("refresh an expiring session token"), &only)
         .unwrap();
+    assert!(!hidden.hits.is_empty());
     assert!(hidden.hits.iter().all(|h| h.repo == "billing"));
 
     // an update writes only what changed

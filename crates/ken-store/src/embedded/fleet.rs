@@ -15,7 +15,7 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use super::lexical::{filtered, query_terms, weighted_terms};
+use super::lexical::{filtered, open_index, query_terms, weighted_terms};
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result, StoreError, tokenizer};
 
@@ -76,16 +76,8 @@ impl EmbeddedFleet {
     pub fn open(dir: &Path) -> Result<EmbeddedFleet> {
         crate::private::create_dir(dir)?;
         let (schema, fields) = schema();
-        let directory = tantivy::directory::MmapDirectory::open(dir)?;
-        let index = Index::open_or_create(directory, schema)?;
-        index
-            .tokenizers()
-            .register(tokenizer::CODE, tokenizer::analyzer());
         // other processes (`ken index`) write it: follow their commits
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::OnCommitWithDelay)
-            .try_into()?;
+        let (index, reader) = open_index(dir, schema, ReloadPolicy::OnCommitWithDelay)?;
         Ok(EmbeddedFleet {
             index,
             reader,

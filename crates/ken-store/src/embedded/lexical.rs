@@ -69,15 +69,7 @@ impl LexicalIndex {
     pub fn open(dir: &Path) -> Result<LexicalIndex> {
         std::fs::create_dir_all(dir)?;
         let (schema, fields) = schema();
-        let directory = tantivy::directory::MmapDirectory::open(dir)?;
-        let index = Index::open_or_create(directory, schema)?;
-        index
-            .tokenizers()
-            .register(tokenizer::CODE, tokenizer::analyzer());
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()?;
+        let (index, reader) = open_index(dir, schema, ReloadPolicy::Manual)?;
         Ok(LexicalIndex {
             index,
             reader,
@@ -218,6 +210,22 @@ impl LexicalIndex {
         let text_query = weighted_terms(&terms, &fields, w)?;
         Some(filtered(text_query, q, f.lang, f.path_key))
     }
+}
+
+/// The tantivy index in `dir` (made with `schema` when there is none),
+/// with the identifier-aware analyzer registered, and a reader.
+pub(crate) fn open_index(
+    dir: &Path,
+    schema: Schema,
+    reload: ReloadPolicy,
+) -> Result<(Index, IndexReader)> {
+    let directory = tantivy::directory::MmapDirectory::open(dir)?;
+    let index = Index::open_or_create(directory, schema)?;
+    index
+        .tokenizers()
+        .register(tokenizer::CODE, tokenizer::analyzer());
+    let reader = index.reader_builder().reload_policy(reload).try_into()?;
+    Ok((index, reader))
 }
 
 /// `text` among the documents of `q`'s languages and paths.

@@ -83,9 +83,7 @@ impl Fleet for PgFleet {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let w = q.weights;
-        let (fields, ws): (Vec<i16>, Vec<f32>) =
-            (vec![0, 1, 2, 3], vec![w.body, w.symbol, w.path, w.doc]);
+        let (fields, ws) = super::lexical::weights(q.weights);
         let languages: Vec<String> = q.languages.iter().map(|l| l.name().to_string()).collect();
         let limit = q.limit.max(1) as i64;
         let pool = self.pg.pool.clone();

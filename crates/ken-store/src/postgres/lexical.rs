@@ -107,7 +107,8 @@ impl Postings {
     }
 }
 
-fn weights(w: FieldWeights) -> (Vec<i16>, Vec<f32>) {
+/// The fields' numbers and weights, as the postings number them.
+pub(crate) fn weights(w: FieldWeights) -> (Vec<i16>, Vec<f32>) {
     (vec![0, 1, 2, 3], vec![w.body, w.symbol, w.path, w.doc])
 }
 
