@@ -66,6 +66,9 @@ pub struct Hit {
 pub struct Filters {
     /// Repository names.
     pub repos: Vec<String>,
+    /// Branches (`branch:`): only the indexes that follow one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub branches: Vec<String>,
     pub languages: Vec<Language>,
     /// Path globs (`src/**/*.py`); a hit must match one of them.
     pub path_globs: Vec<String>,

@@ -314,7 +314,9 @@ impl Engine {
             .with_hint("run {ken:index} first"));
         }
         if names.is_empty() {
-            return Ok(all);
+            // a branch's index is reached by a `branch:` filter or by name
+            let keep = crate::follow::without_branches(all.iter().map(|r| r.name.clone()));
+            return Ok(all.into_iter().filter(|r| keep.contains(&r.name)).collect());
         }
         let mut out = Vec::new();
         for n in names {
@@ -421,6 +423,10 @@ impl Engine {
         embedder: Option<&dyn Embedder>,
     ) -> Result<SearchResponse> {
         let rank = &self.settings.rank;
+        if !req.filters.branches.is_empty() {
+            let repos = self.on_branches(&req.filters, access)?;
+            return crate::search::search_repos(&repos, req, rank, embedder);
+        }
         if req.filters.repos.is_empty()
             && let Some(fleet) = self.fleet()?
         {
@@ -735,7 +741,13 @@ impl Engine {
         } else {
             self.select(names, access)?
         };
-        crate::status::status_repos(&repos, self.settings.embed_text)
+        let mut out = crate::status::status_repos(&repos, self.settings.embed_text)?;
+        // what polling saw; a home that cannot be read leaves it out
+        let heads = self.remote_heads().unwrap_or_default();
+        for s in &mut out {
+            s.remote = heads.iter().find(|h| h.repo == s.name).cloned();
+        }
+        Ok(out)
     }
 
     /// Lines `start..=end` (1-based; None: from the first / to the last) of

@@ -197,7 +197,7 @@ impl From<SourceError> for EngineError {
     fn from(e: SourceError) -> Self {
         let kind = match &e {
             SourceError::NoSuchPath(_) | SourceError::NoSuchFile { .. } => ErrorKind::NotFound,
-            SourceError::Clone { .. } => ErrorKind::Unavailable,
+            SourceError::Clone { .. } | SourceError::HostService { .. } => ErrorKind::Unavailable,
             e if e.is_user_error() => ErrorKind::BadInput,
             _ => ErrorKind::Internal,
         };

@@ -355,6 +355,7 @@ impl EvalRun<'_> {
                 source: p.display().to_string(),
                 rev: sha.map(str::to_string),
                 name: Some(repo.to_string()),
+                branch: None,
                 no_embed: self.embedder.is_none(),
                 limits: Default::default(),
             },

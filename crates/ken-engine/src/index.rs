@@ -31,8 +31,12 @@ pub struct IndexRequest {
     pub source: String,
     /// A commit to index instead of the working tree.
     pub rev: Option<String>,
-    /// The index's name (default: the folder or URL's last component).
+    /// The index's name (default: the folder or URL's last component,
+    /// then `@BRANCH` when a branch is given).
     pub name: Option<String>,
+    /// Follow this branch instead of the source's default (or working
+    /// tree): its head is indexed unless `rev` says which commit.
+    pub branch: Option<String>,
     /// Skip embedding (lexical index only).
     pub no_embed: bool,
     /// This run's limits, each in place of the engine's setting when given.
@@ -148,6 +152,8 @@ struct Target {
     worktree: bool,
     /// The repository (for history and blame); `None` for a plain folder.
     repo: Option<GitRepo>,
+    /// The branch followed (`IndexRequest::branch`).
+    branch: Option<String>,
 }
 
 fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
@@ -155,83 +161,137 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
         ken_core::repo_name::check(name)
             .map_err(|why| EngineError::bad_input(format!("cannot name a repository so: {why}")))?;
     }
+    let branch = req
+        .branch
+        .as_deref()
+        .map(str::trim)
+        .filter(|b| !b.is_empty());
+    if let Some(b) = branch {
+        check_branch(b)?;
+    }
     let source = if req.source.is_empty() {
         "."
     } else {
         req.source.as_str()
     };
-    if ken_source::is_url(source) {
-        let name = req.name.clone().unwrap_or_else(|| {
-            ken_core::repo_name::from_path_part(&ken_source::repo_name_from_url(source))
-        });
+    let named = |default: String| {
+        req.name.clone().unwrap_or_else(|| match branch {
+            Some(b) => format!("{default}@{b}"),
+            None => default,
+        })
+    };
+    let mut target = if ken_source::is_url(source) {
+        let base = ken_core::repo_name::from_path_part(&ken_source::repo_name_from_url(source));
+        let name = named(base);
         let remote = ken_source::check_remote(
             source,
             ken_source::RemotePolicy {
                 allow_private: settings.allow_private_urls,
             },
         )?;
-        let dest = home::clone_dir(&settings.home, &name);
+        // the branches of one repository share its clone
+        let dest = home::clone_dir(&settings.home, branch_base(&name, branch));
         let default_rev =
             ken_source::clone_or_fetch(&remote, &dest, settings.git_token.as_deref())?;
         let repo = GitRepo::open(&dest)?;
-        let commit = repo.resolve(req.rev.as_deref().unwrap_or(&default_rev))?;
-        return Ok(Target {
+        let rev = match (&req.rev, branch) {
+            (Some(r), _) => r.clone(),
+            (None, Some(b)) => format!("refs/remotes/origin/{b}"),
+            (None, None) => default_rev,
+        };
+        let commit = repo.resolve(&rev)?;
+        Target {
             name,
             source_label: ken_source::redact(source),
             reader: Reader::Git(Box::new(repo.clone())),
             commit: Some(commit),
             worktree: false,
             repo: Some(repo),
-        });
-    }
+            branch: None,
+        }
+    } else {
+        local_target(req, source, branch, &named)?
+    };
+    target.branch = branch.map(str::to_string);
+    Ok(target)
+}
+
+/// A repository (or plain folder) on this machine.
+fn local_target(
+    req: &IndexRequest,
+    source: &str,
+    branch: Option<&str>,
+    named: &dyn Fn(String) -> String,
+) -> Result<Target> {
     let path = Path::new(source);
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let repo = match GitRepo::open(path) {
         Ok(repo) => repo,
-        Err(ken_source::SourceError::NotARepository(_)) if path.is_dir() => {
+        Err(ken_source::SourceError::NotARepository(_)) if path.is_dir() && branch.is_none() => {
             return plain_folder(req, &abs);
         }
         Err(e) => return Err(e.into()),
     };
-    let name = req
-        .name
-        .clone()
-        .unwrap_or_else(|| default_name(&abs, repo.workdir().is_some()));
+    let name = named(default_name(&abs, repo.workdir().is_some()));
     let label = abs.display().to_string();
-    match (&req.rev, repo.workdir().map(Path::to_path_buf)) {
-        (Some(rev), _) => {
-            let commit = repo.resolve(rev)?;
-            Ok(Target {
-                name,
-                source_label: label,
-                reader: Reader::Git(Box::new(repo.clone())),
-                commit: Some(commit),
-                worktree: false,
-                repo: Some(repo),
-            })
-        }
-        (None, Some(workdir)) => {
-            let commit = repo.head()?;
-            Ok(Target {
-                name,
-                source_label: label,
-                reader: Reader::Worktree(workdir),
-                commit,
-                worktree: true,
-                repo: Some(repo),
-            })
-        }
-        (None, None) => {
-            let commit = repo.resolve("HEAD")?;
-            Ok(Target {
-                name,
-                source_label: label,
-                reader: Reader::Git(Box::new(repo.clone())),
-                commit: Some(commit),
-                worktree: false,
-                repo: Some(repo),
-            })
-        }
+    let rev = req.rev.clone().or_else(|| branch.map(str::to_string));
+    let (reader, commit, worktree) = match (rev, repo.workdir().map(Path::to_path_buf)) {
+        (Some(rev), _) => (
+            Reader::Git(Box::new(repo.clone())),
+            Some(repo.resolve(&rev)?),
+            false,
+        ),
+        (None, Some(workdir)) => (Reader::Worktree(workdir), repo.head()?, true),
+        (None, None) => (
+            Reader::Git(Box::new(repo.clone())),
+            Some(repo.resolve("HEAD")?),
+            false,
+        ),
+    };
+    Ok(Target {
+        name,
+        source_label: label,
+        reader,
+        commit,
+        worktree,
+        repo: Some(repo),
+        branch: None,
+    })
+}
+
+/// A branch name as git allows it, roughly: no spaces, control characters,
+/// `..`, any of `~^:?*[\`, a leading `-` or `/`.
+fn check_branch(b: &str) -> Result<()> {
+    let bad = b.starts_with('-')
+        || b.starts_with('/')
+        || b.ends_with('/')
+        || b.ends_with(".lock")
+        || b.contains("..")
+        || b.contains("//")
+        || b.chars().any(|c| {
+            c.is_control()
+                || c.is_whitespace()
+                || matches!(c, '~' | '^' | ':' | '?' | '*' | '[' | '\\')
+        });
+    if bad {
+        return Err(EngineError::bad_input(format!(
+            "`{}` is not a branch name",
+            b.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
+/// The name of the repository a branch's index belongs to: `flask` for
+/// `flask@2.3.x` following `2.3.x`.
+pub(crate) fn branch_base<'a>(name: &'a str, branch: Option<&str>) -> &'a str {
+    match branch {
+        Some(b) => name
+            .strip_suffix(b)
+            .and_then(|n| n.strip_suffix('@'))
+            .filter(|n| !n.is_empty())
+            .unwrap_or(name),
+        None => name,
     }
 }
 
@@ -251,6 +311,7 @@ fn plain_folder(req: &IndexRequest, abs: &Path) -> Result<Target> {
         commit: None,
         worktree: true,
         repo: None,
+        branch: None,
     })
 }
 
@@ -370,6 +431,7 @@ pub fn index(
         commit_time: target.commit.as_ref().map(|c| c.time),
         worktree: target.worktree,
         source: Some(target.source_label.clone()),
+        branch: target.branch.clone(),
         indexed_at: Some(crate::time::now()),
         pending: None,
         left_out: left_out(&listing),
@@ -908,6 +970,21 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn branches_name_their_index_and_share_the_clone() {
+        assert_eq!(branch_base("flask@2.3.x", Some("2.3.x")), "flask");
+        assert_eq!(branch_base("a/b@release/1", Some("release/1")), "a/b");
+        assert_eq!(branch_base("flask-lts", Some("2.3.x")), "flask-lts");
+        assert_eq!(branch_base("@main", Some("main")), "@main");
+        assert_eq!(branch_base("flask", None), "flask");
+        for ok in ["main", "2.3.x", "release/1.0", "feature_x-y"] {
+            assert!(check_branch(ok).is_ok(), "{ok}");
+        }
+        for bad in ["-x", "a..b", "a b", "a:b", "a~1", "/a", "a/", "x.lock", "a\\b", "a\u{0}"] {
+            assert!(check_branch(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn default_names() {

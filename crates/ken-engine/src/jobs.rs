@@ -271,29 +271,47 @@ impl Engine {
             )));
         }
         let after = after.to_ascii_lowercase();
-        let key = format!("{}@{after}", repo.name);
+        // a branch other than the default has an index of its own
+        let own = self.own_branch(&repo.name, push.default_branch.as_deref());
+        let on_branch = match own {
+            Some(o) if o != branch && repo.state.branch.is_none() => {
+                Some(format!("{}@{branch}", repo.name))
+            }
+            _ => None,
+        };
+        let entry = on_branch
+            .as_ref()
+            .and_then(|n| repos.iter().find(|r| r.name == *n));
+        let (target, source) = match (&on_branch, entry) {
+            (Some(name), None) => (name.clone(), repo.state.source.clone()),
+            (_, Some(e)) => (e.name.clone(), None),
+            (None, None) => (repo.name.clone(), None),
+        };
+        let key = format!("{target}@{after}");
         // the same commit again: nothing to do while the index is there (or
         // on its way there); once it has moved on, a push indexes it again
         // (the live state, not the one the repository was opened with)
-        let state = ken_store::IndexStore::state(&*repo.store)?;
-        let indexed_here =
-            state.pending.is_none() && state.commit.as_deref() == Some(after.as_str());
+        let indexed_here = match (entry, &on_branch) {
+            (None, Some(_)) => false,
+            (e, _) => {
+                let state = ken_store::IndexStore::state(&*e.unwrap_or(repo).store)?;
+                state.pending.is_none() && state.commit.as_deref() == Some(after.as_str())
+            }
+        };
         if indexed_here {
             let outcome = match home.last_job_with_key(&key)? {
                 Some(j) => PushOutcome::Queued {
                     job: Box::new(j.into()),
                     new: false,
                 },
-                None => {
-                    PushOutcome::Ignored(format!("{} is already indexed at {after}", repo.name))
-                }
+                None => PushOutcome::Ignored(format!("{target} is already indexed at {after}")),
             };
             return Ok(outcome);
         }
         let (job, new) = self.enqueue_index(
             IndexJob {
-                repo: repo.name.clone(),
-                source: None,
+                repo: target,
+                source,
                 rev: Some(after.clone()),
                 origin: "webhook".into(),
                 dedupe: Some(key),
@@ -307,6 +325,22 @@ impl Engine {
             job: Box::new(job),
             new,
         })
+    }
+
+    /// The branch a repository's own index follows: the source's default
+    /// when its configured branches name it (or none are configured), else
+    /// the first configured; None when the default is not known. Every
+    /// other configured branch has an index named `NAME@BRANCH`.
+    pub(crate) fn own_branch(&self, repo: &str, default_branch: Option<&str>) -> Option<String> {
+        let default = default_branch.filter(|d| !d.is_empty());
+        match self.settings().repo_branches.get(repo) {
+            Some(list)
+                if !list.is_empty() && default.is_none_or(|d| !list.iter().any(|b| b == d)) =>
+            {
+                Some(list[0].clone())
+            }
+            _ => default.map(str::to_string),
+        }
     }
 
     /// The branches whose pushes are indexed for a repository: its own
@@ -391,17 +425,18 @@ impl Engine {
     }
 
     fn run_index_job(&self, job: &JobRecord, progress: &JobProgress) -> Result<IndexReport> {
-        let source = match &job.source {
-            Some(s) => s.clone(),
+        let (source, branch) = match &job.source {
+            Some(s) => (s.clone(), self.branch_of_new(&job.repo, s)?),
             None => {
                 let repo = self.one_repo(Some(&job.repo), &Access::All)?;
-                repo.state.source.clone().ok_or_else(|| {
+                let source = repo.state.source.clone().ok_or_else(|| {
                     EngineError::unavailable(format!(
                         "{} has no recorded source to index from",
                         job.repo
                     ))
                     .with_hint("index it once from the command line: `ken index PATH|URL`")
-                })?
+                })?;
+                (source, repo.state.branch.clone())
             }
         };
         self.index(
@@ -409,11 +444,37 @@ impl Engine {
                 source,
                 rev: job.rev.clone(),
                 name: Some(job.repo.clone()),
+                branch,
                 no_embed: false,
                 limits: Default::default(),
             },
             progress,
         )
+    }
+
+    /// The branch a job for `name` from `source` follows: already indexed,
+    /// its own; new and named `BASE@BRANCH` after an indexed repository of
+    /// the same source, that branch (how polling and pushes add branches);
+    /// else none (the source's default).
+    fn branch_of_new(&self, name: &str, source: &str) -> Result<Option<String>> {
+        let repos = self.repos(&Access::All)?;
+        if let Some(r) = repos.iter().find(|r| r.name == name) {
+            return Ok(r.state.branch.clone());
+        }
+        for (at, _) in name.match_indices('@') {
+            let (base, branch) = (&name[..at], &name[at + 1..]);
+            let same = repos.iter().any(|r| {
+                r.name == base
+                    && r.state
+                        .source
+                        .as_deref()
+                        .is_some_and(|s| same_source(s, source))
+            });
+            if same && !branch.is_empty() {
+                return Ok(Some(branch.to_string()));
+            }
+        }
+        Ok(None)
     }
 }
 

@@ -16,6 +16,7 @@ mod eval;
 mod eval_across;
 mod expand;
 mod fleet;
+mod follow;
 mod fusion;
 mod graph;
 mod home;
@@ -50,6 +51,7 @@ pub use engine::{
 pub use error::{Edge, EngineError, ErrorKind, Result};
 pub use eval::{EvalMode, EvalOptions, EvalReport};
 pub use fleet::FleetReport;
+pub use follow::{PollReport, Polled, SyncReport, SyncRequest, SyncedRepo};
 pub use graph::{DefRef, Related, Step, StructureResult, Walk};
 pub use index::{IndexLimits, IndexReport, IndexRequest, NoProgress, Progress};
 pub use jobs::{IndexJob, Job, Push, PushOutcome};
@@ -73,7 +75,8 @@ pub use ken_embed::{HttpConfig, RerankApi, RerankConfig};
 pub use ken_llm::{ChatConfig, Citation, Claim, ClaimStatus};
 pub use ken_report::render;
 pub use ken_report::tickets::TicketFormat;
-pub use ken_store::{JobState, TunedRanking};
+pub use ken_source::HostKind;
+pub use ken_store::{JobState, RemoteHead, TunedRanking};
 
 /// For the offline tools in `examples/` (signal dumps for fusion
 /// research); not an API, and it may change at any time.

@@ -9,10 +9,11 @@ use crate::search::{Mode, SearchRequest};
 use crate::who::LogSearchRequest;
 use crate::{EngineError, Result};
 
-/// Filters as written: `--repo`, `--lang`, `--path`, `--author`, `--since`, `--until`.
+/// Filters as written: `--repo`, `--branch`, `--lang`, `--path`, `--author`, `--since`, `--until`.
 #[derive(Debug, Clone, Default)]
 pub struct FilterSpec {
     pub repos: Vec<String>,
+    pub branches: Vec<String>,
     pub langs: Vec<String>,
     pub paths: Vec<String>,
     pub author: Option<String>,
@@ -48,6 +49,12 @@ impl FilterSpec {
                 .filter(|r| !r.trim().is_empty())
                 .cloned()
                 .collect(),
+            branches: self
+                .branches
+                .iter()
+                .map(|b| b.trim().to_string())
+                .filter(|b| !b.is_empty())
+                .collect(),
             languages,
             path_globs,
             author: self.author.clone().filter(|a| !a.trim().is_empty()),
@@ -80,6 +87,22 @@ pub fn parse_mode(name: &str) -> Result<Mode> {
     }
 }
 
+/// A query's `branch:NAME` words taken out: the query left, and the branches.
+fn branch_terms(query: &str) -> (String, Vec<String>) {
+    let mut branches = Vec::new();
+    let mut words = Vec::new();
+    for w in query.split_whitespace() {
+        match w.strip_prefix("branch:") {
+            Some(b) if !b.is_empty() => branches.push(b.to_string()),
+            _ => words.push(w),
+        }
+    }
+    if branches.is_empty() {
+        return (query.to_string(), branches);
+    }
+    (words.join(" "), branches)
+}
+
 /// Most results one search may ask for.
 pub const MAX_RESULTS: usize = 1000;
 
@@ -98,10 +121,20 @@ impl SearchRequest {
             return Err(EngineError::bad_input("nothing to search for")
                 .with_hint("give words, an identifier or a question, e.g. `parse_config`"));
         }
+        let (query, branches) = branch_terms(query);
+        if query.trim().is_empty() {
+            return Err(
+                EngineError::bad_input("nothing to search for beside the branch")
+                    .with_hint("give words, an identifier or a question after `branch:NAME`"),
+            );
+        }
+        let mut filters = filters.parse(now)?;
+        filters.branches.extend(branches);
+        filters.branches.dedup();
         Ok(SearchRequest {
-            query: query.to_string(),
+            query,
             limit: limit.clamp(1, MAX_RESULTS),
-            filters: filters.parse(now)?,
+            filters,
             files,
             mode,
         })
@@ -145,6 +178,7 @@ mod tests {
         let now = 1_700_000_000;
         let f = FilterSpec {
             repos: vec!["flask".into(), "".into()],
+            branches: vec![" 2.3.x ".into(), " ".into()],
             langs: vec!["py".into()],
             paths: vec!["src/**".into()],
             author: Some("ada".into()),
@@ -154,6 +188,7 @@ mod tests {
         .parse(now)
         .unwrap();
         assert_eq!(f.repos, vec!["flask".to_string()]);
+        assert_eq!(f.branches, vec!["2.3.x".to_string()]);
         assert_eq!(f.languages, vec![Language::Python]);
         assert_eq!(f.since, Some(now - 14 * 86_400));
         let bad_lang = FilterSpec {
@@ -187,6 +222,13 @@ mod tests {
         assert_eq!(r.limit, 1);
         let r = SearchRequest::parse("x", usize::MAX, &f, false, Mode::Hybrid, 0).unwrap();
         assert_eq!(r.limit, MAX_RESULTS);
+        let r =
+            SearchRequest::parse("branch:2.3.x  send_file", 5, &f, false, Mode::Hybrid, 0).unwrap();
+        assert_eq!(
+            (r.query.as_str(), r.filters.branches),
+            ("send_file", vec!["2.3.x".into()])
+        );
+        assert!(SearchRequest::parse("branch:main", 5, &f, false, Mode::Hybrid, 0).is_err());
         assert_eq!(parse_mode("Lexical").unwrap(), Mode::Lexical);
         assert!(parse_mode("fuzzy").is_err());
     }

@@ -57,8 +57,22 @@ pub(crate) struct Routed {
 
 /// The repositories to search for `req`, heaviest first.
 pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> Result<Vec<Routed>> {
-    let keys: HashSet<String> = repos.stores.list()?.into_iter().collect();
     let reflected = repos.fleet.reflected()?;
+    // a branch's index (`NAME@BRANCH`) is searched only when asked for
+    let branches: HashSet<String> = {
+        let names: HashSet<String> = reflected.keys().cloned().collect();
+        let keep = crate::follow::without_branches(names.iter().cloned());
+        names
+            .difference(&keep)
+            .map(|n| repos.stores.key_of(n))
+            .collect()
+    };
+    let keys: HashSet<String> = repos
+        .stores
+        .list()?
+        .into_iter()
+        .filter(|k| !branches.contains(k))
+        .collect();
     // names the collection holds whose index is still there, by key
     let held: HashMap<String, String> = reflected
         .keys()
@@ -172,7 +186,7 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
         unheld.sort();
         for key in unheld {
             let repo = (repos.open)(key)?;
-            if (repos.allows)(&repo.name) {
+            if (repos.allows)(&repo.name) && !crate::follow::is_branch_index(&repo) {
                 out.push(Routed {
                     name: repo.name.clone(),
                     key: key.clone(),

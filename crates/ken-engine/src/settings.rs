@@ -65,6 +65,9 @@ pub struct Settings {
     /// Branches whose pushes are indexed for repositories not in
     /// `repo_branches` (empty: each repository's default branch).
     pub webhook_branches: Vec<String>,
+    /// `ken serve` and `ken worker` poll every repository's source this
+    /// often (None: never; webhooks or `ken repos poll` keep them fresh).
+    pub poll_interval: Option<std::time::Duration>,
 }
 
 impl Settings {
@@ -106,6 +109,7 @@ impl Settings {
             job_stale_secs: 60,
             repo_branches: BTreeMap::new(),
             webhook_branches: Vec::new(),
+            poll_interval: None,
         }
     }
 }

@@ -24,6 +24,8 @@ pub struct RepoStatus {
     pub people: PeopleProgress,
     /// The issue templates whose lines are left out of bug reports.
     pub issue_templates: Vec<String>,
+    /// What the last poll saw at the source (None: never polled).
+    pub remote: Option<ken_store::RemoteHead>,
 }
 
 impl RepoStatus {
@@ -51,5 +53,6 @@ fn status_of(repo: &OpenRepo, variant: EmbedText) -> Result<RepoStatus> {
         embeddings: repo.coverage(variant)?,
         people: repo.people_progress()?,
         issue_templates: repo.template()?.files().to_vec(),
+        remote: None,
     })
 }

@@ -26,6 +26,13 @@ pub enum SourceError {
     RefusedUrl { url: String, why: String },
     #[error("could not clone {url}: {message}")]
     Clone { url: String, message: String },
+    /// The code host's API refused or could not find what was asked (a
+    /// token, an owner, a rate limit past the allowed wait).
+    #[error("{url}: {message}")]
+    Host { url: String, message: String },
+    /// The code host's API failed or could not be reached.
+    #[error("{url}: {message}")]
+    HostService { url: String, message: String },
     #[error("git error: {0}")]
     Git(String),
     #[error("I/O error on {path}: {source}")]
@@ -48,6 +55,7 @@ impl SourceError {
                 | SourceError::EmptyRepository(_)
                 | SourceError::Clone { .. }
                 | SourceError::RefusedUrl { .. }
+                | SourceError::Host { .. }
         )
     }
 }

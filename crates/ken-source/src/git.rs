@@ -109,6 +109,23 @@ impl GitRepo {
         Ok(commit.id)
     }
 
+    /// The branch a symbolic reference points at (`HEAD` → `main` in a
+    /// repository, `refs/remotes/origin/HEAD` → `main` in a clone), if it
+    /// is one.
+    pub fn branch_of(&self, symbolic: &str) -> Option<String> {
+        let repo = self.local();
+        let r = repo.find_reference(symbolic).ok()?;
+        match r.target() {
+            gix::refs::TargetRef::Symbolic(n) => {
+                let full = n.as_bstr().to_string();
+                ["refs/remotes/origin/", "refs/heads/"]
+                    .iter()
+                    .find_map(|p| full.strip_prefix(p).map(str::to_string))
+            }
+            gix::refs::TargetRef::Object(_) => None,
+        }
+    }
+
     /// The commit HEAD points at, or `None` in a repository with no commits.
     pub fn head(&self) -> Result<Option<CommitInfo>, SourceError> {
         let repo = self.local();

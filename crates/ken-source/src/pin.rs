@@ -54,7 +54,7 @@ fn refused_literal(url: &reqwest::Url) -> Option<String> {
 }
 
 /// The HTTP client settings of a pinned remote.
-fn pin_client(
+pub(crate) fn pin_client(
     builder: reqwest::blocking::ClientBuilder,
     host: &str,
     addrs: &[SocketAddr],

@@ -56,7 +56,29 @@ CREATE TABLE IF NOT EXISTS tickets (
     imported_at INTEGER NOT NULL,
     PRIMARY KEY (repo, id)
 );
+CREATE TABLE IF NOT EXISTS remote_heads (
+    repo TEXT PRIMARY KEY,
+    branch TEXT,
+    head TEXT,
+    polled_at INTEGER NOT NULL,
+    error TEXT
+);
 ";
+
+/// What the last poll saw of a repository's remote: the head of the branch
+/// it follows, or why it could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteHead {
+    pub repo: String,
+    /// The branch followed (None: the remote's default branch).
+    pub branch: Option<String>,
+    /// The commit the branch pointed at.
+    pub head: Option<String>,
+    /// When (seconds since the epoch).
+    pub polled_at: i64,
+    /// Why the head could not be read.
+    pub error: Option<String>,
+}
 
 /// An API token as stored: its hash, never the token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,6 +269,13 @@ pub trait Home: Send + Sync {
     fn tickets(&self, repo: &str) -> Result<Vec<ken_core::Ticket>>;
     /// Forget a repository's tickets; returns how many there were.
     fn remove_tickets(&self, repo: &str) -> Result<usize>;
+
+    // --- what polling saw of each repository's remote ---
+
+    /// Record a poll, replacing the repository's previous one.
+    fn put_remote_head(&self, head: &RemoteHead) -> Result<()>;
+    /// Every repository's last poll, by name.
+    fn remote_heads(&self) -> Result<Vec<RemoteHead>>;
 }
 
 pub(crate) fn ticket_json(t: &ken_core::Ticket) -> Result<String> {
@@ -570,6 +599,31 @@ impl Home for HomeStore {
             .conns
             .get()?
             .execute("DELETE FROM tickets WHERE repo = ?1", [repo])?)
+    }
+
+    fn put_remote_head(&self, h: &RemoteHead) -> Result<()> {
+        self.conns.get()?.execute(
+            "INSERT OR REPLACE INTO remote_heads(repo, branch, head, polled_at, error) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![h.repo, h.branch, h.head, h.polled_at, h.error],
+        )?;
+        Ok(())
+    }
+
+    fn remote_heads(&self) -> Result<Vec<RemoteHead>> {
+        let conn = self.conns.get()?;
+        let mut stmt = conn.prepare(
+            "SELECT repo, branch, head, polled_at, error FROM remote_heads ORDER BY repo",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(RemoteHead {
+                repo: r.get(0)?,
+                branch: r.get(1)?,
+                head: r.get(2)?,
+                polled_at: r.get(3)?,
+                error: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
 

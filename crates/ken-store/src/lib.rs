@@ -35,7 +35,7 @@ mod types;
 pub use embedded::{EmbeddedFleet, EmbeddedProvider, EmbeddedStore, dir_name};
 pub use error::StoreError;
 pub use fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
-pub use home::{Home, HomeStore, JobRecord, JobState, NewJob, TokenRecord};
+pub use home::{Home, HomeStore, JobRecord, JobState, NewJob, RemoteHead, TokenRecord};
 pub use postgres::{PgHome, PgProvider, PgStore};
 pub use provider::{DynStore, StoreProvider};
 pub use types::*;

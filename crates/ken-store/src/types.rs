@@ -17,6 +17,10 @@ pub struct IndexState {
     pub worktree: bool,
     /// Where the repository came from (a path, or a URL without credentials).
     pub source: Option<String>,
+    /// The branch this index follows when it is not the source's default
+    /// (`ken index --branch`, `branches = [...]`): its name is `NAME@BRANCH`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     /// When the last run finished (seconds since the epoch).
     pub indexed_at: Option<i64>,
     /// A run started towards this commit and has not finished.

@@ -95,7 +95,12 @@ pub struct FileConfig {
     pub webhook_secret: Option<String>,
     /// Branches whose pushes are indexed (default: each repository's default branch).
     pub webhook_branches: Option<Vec<String>>,
-    /// Per repository: `[repos."pallets/flask"] branches = ["main", "2.3.x"]`.
+    /// `ken serve` / `ken worker`: check every repository's source for a
+    /// new head this many seconds apart and index what moved (default 0: off).
+    pub poll_interval: Option<u64>,
+    /// Per repository: `[repos."pallets/flask"] branches = ["main", "2.3.x"]`:
+    /// pushes to these branches are indexed, and each branch other than the
+    /// default is indexed as `pallets/flask@2.3.x` (searched with `branch:`).
     pub repos: Option<std::collections::BTreeMap<String, RepoConfig>>,
     /// `ken serve`: browser origins allowed to call the API (CORS; default none).
     pub cors_origins: Option<Vec<String>>,
@@ -174,6 +179,10 @@ pub struct Env {
     pub xdg_data_home: Option<PathBuf>,
     pub home: Option<PathBuf>,
     pub git_token: Option<String>,
+    /// `ken repos sync --github`: $GITHUB_TOKEN, else $GH_TOKEN.
+    pub github_token: Option<String>,
+    /// `ken repos sync --gitlab`: $GITLAB_TOKEN.
+    pub gitlab_token: Option<String>,
     pub embed_model_dir: Option<PathBuf>,
     pub embed_base_url: Option<String>,
     pub embed_model: Option<String>,
@@ -196,6 +205,8 @@ impl Env {
             xdg_data_home: var("XDG_DATA_HOME").map(PathBuf::from),
             home: var("HOME").map(PathBuf::from),
             git_token: var("KEN_GIT_TOKEN").or_else(|| var("GITHUB_TOKEN")),
+            github_token: var("GITHUB_TOKEN").or_else(|| var("GH_TOKEN")),
+            gitlab_token: var("GITLAB_TOKEN"),
             embed_model_dir: var("KEN_EMBED_MODEL_DIR").map(PathBuf::from),
             embed_base_url: var("KEN_EMBED_BASE_URL"),
             embed_model: var("KEN_EMBED_MODEL"),
@@ -441,6 +452,10 @@ pub fn settings(
         .or(file.allow_private_urls)
         .unwrap_or(false);
     s.webhook_branches = file.webhook_branches.clone().unwrap_or_default();
+    s.poll_interval = file
+        .poll_interval
+        .filter(|n| *n > 0)
+        .map(std::time::Duration::from_secs);
     for (name, r) in file.repos.iter().flatten() {
         if let Some(b) = &r.branches {
             s.repo_branches.insert(name.clone(), b.clone());

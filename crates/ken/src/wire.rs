@@ -727,10 +727,18 @@ pub struct Repo {
     pub worktree: bool,
     /// Where it is indexed from: a path, or a URL without credentials.
     pub source: Option<String>,
+    /// The branch this index follows, when not the source's default
+    /// (`NAME@BRANCH`); absent for the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     /// When the last run finished (seconds since the epoch).
     pub indexed_at: Option<i64>,
     /// A run towards this commit has not finished.
     pub pending: Option<String>,
+    /// What the last poll saw at the source (`ken repos poll`,
+    /// `poll_interval`); absent when never polled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteState>,
     pub stats: RepoStats,
     /// Size of the index on disk.
     pub index_bytes: u64,
@@ -761,6 +769,20 @@ pub struct PeopleProgress {
     pub files: usize,
 }
 
+/// The head of the branch a repository follows at its source, as last polled.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct RemoteState {
+    /// The commit the branch pointed at (absent when it could not be read).
+    pub head: Option<String>,
+    /// `head` is the indexed commit.
+    pub fresh: bool,
+    /// When it was polled (seconds since the epoch).
+    pub polled_at: i64,
+    /// Why the head could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 impl From<&EngineRepoStatus> for Repo {
     fn from(r: &EngineRepoStatus) -> Repo {
         Repo {
@@ -769,8 +791,15 @@ impl From<&EngineRepoStatus> for Repo {
             commit_time: r.state.commit_time,
             worktree: r.state.worktree,
             source: r.state.source.clone(),
+            branch: r.state.branch.clone(),
             indexed_at: r.state.indexed_at,
             pending: r.state.pending.clone(),
+            remote: r.remote.as_ref().map(|h| RemoteState {
+                head: h.head.clone(),
+                fresh: h.head.is_some() && h.head == r.state.commit,
+                polled_at: h.polled_at,
+                error: h.error.clone(),
+            }),
             stats: RepoStats {
                 files: r.stats.files,
                 skipped_files: r.stats.skipped_files,

@@ -361,3 +361,65 @@ fn a_job_stopped_by_sigterm_resumes_after_a_restart() {
         "every chunk embedded after the resume: {st}"
     );
 }
+
+#[test]
+fn a_push_to_another_configured_branch_is_indexed_apart() {
+    let r = Repo::new();
+    python_project(&r);
+    r.commit("initial");
+    let ken = Ken::new();
+    ken.index(&[
+        r.path().to_str().unwrap(),
+        "--name",
+        "acme/shop",
+        "--rev",
+        "main",
+    ]);
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        "[repos.\"acme/shop\"]\nbranches = [\"main\", \"release\"]\n",
+    )
+    .unwrap();
+    r.git(&["checkout", "-q", "-b", "release"]);
+    r.write(
+        "src/shop/hotfix.py",
+        "def rollback_hotfix_window():\n    return 3\n",
+    );
+    let sha = r.commit("hotfix window");
+    r.git(&["checkout", "-q", "main"]);
+    let t = token(&ken, &["*"], "read");
+    let s = Server::start(&ken, &[("KEN_WEBHOOK_SECRET", SECRET)]);
+    let body = push_body("acme/shop", "release", &sha);
+    let (st, v) = deliver(&s, &body, Some(&sign(&body)), "b-1", "push");
+    assert_eq!(st, 202, "{v}");
+    let done = s.wait_job(v["job"].as_str().unwrap(), &t, Duration::from_secs(120));
+    assert_eq!(
+        (done["state"].as_str(), done["repo"].as_str()),
+        (Some("done"), Some("acme/shop@release")),
+        "{done}"
+    );
+    let (st, repo) = s.get("/api/v1/repos/acme%2Fshop@release", Some(&t));
+    assert_eq!(
+        (st, repo["branch"].as_str()),
+        (200, Some("release")),
+        "{repo}"
+    );
+    assert_eq!(repo["commit"], sha.as_str());
+    // the default branch's index did not move
+    let (_, main) = s.get("/api/v1/repos/acme%2Fshop", Some(&t));
+    assert_ne!(main["commit"], sha.as_str(), "{main}");
+    let (_, found) = s.get(
+        "/api/v1/search?q=rollback_hotfix_window&branch=release",
+        Some(&t),
+    );
+    assert_eq!(found["results"][0]["repo"], "acme/shop@release", "{found}");
+    let (_, plain) = s.get("/api/v1/search?q=rollback_hotfix_window", Some(&t));
+    assert!(
+        plain["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["repo"] != "acme/shop@release"),
+        "{plain}"
+    );
+}

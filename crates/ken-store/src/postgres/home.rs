@@ -11,7 +11,7 @@ use sqlx::{PgPool, Postgres, Row, Transaction};
 
 use super::Pg;
 use super::store::pg_text;
-use crate::{Home, JobRecord, JobState, NewJob, Result, StoreError, TokenRecord};
+use crate::{Home, JobRecord, JobState, NewJob, RemoteHead, Result, StoreError, TokenRecord};
 
 /// The advisory lock that serialises claims.
 const CLAIM_LOCK: i64 = 0x6b65_6e5f_6a6f_6273;
@@ -454,6 +454,46 @@ impl Home for PgHome {
                 q.bind(repo)
             })
             .await? as usize)
+        })
+    }
+
+    fn put_remote_head(&self, h: &RemoteHead) -> Result<()> {
+        let h = h.clone();
+        self.run(|pool| async move {
+            write(
+                &pool,
+                "INSERT INTO remote_heads(repo, branch, head, polled_at, error) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (repo) DO UPDATE SET branch = EXCLUDED.branch, head = EXCLUDED.head,
+                 polled_at = EXCLUDED.polled_at, error = EXCLUDED.error",
+                |q| {
+                    q.bind(h.repo)
+                        .bind(h.branch)
+                        .bind(h.head)
+                        .bind(h.polled_at)
+                        .bind(h.error.map(|e| pg_text(&e)))
+                },
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn remote_heads(&self) -> Result<Vec<RemoteHead>> {
+        self.run(|pool| async move {
+            Ok(sqlx::query(
+                "SELECT repo, branch, head, polled_at, error FROM remote_heads ORDER BY repo",
+            )
+            .fetch_all(&pool)
+            .await?
+            .iter()
+            .map(|r| RemoteHead {
+                repo: r.get(0),
+                branch: r.get(1),
+                head: r.get(2),
+                polled_at: r.get(3),
+                error: r.get(4),
+            })
+            .collect())
         })
     }
 }

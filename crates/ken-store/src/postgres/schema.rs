@@ -15,7 +15,20 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (5, V5),
     (6, V6),
     (7, V7),
+    (8, V8),
 ];
+
+/// What polling saw of each repository's remote (`ken repos poll`,
+/// `poll_interval`): the head of the branch it follows, or why not.
+const V8: &str = r#"
+CREATE TABLE remote_heads (
+    repo text PRIMARY KEY,
+    branch text,
+    head text,
+    polled_at bigint NOT NULL,
+    error text
+);
+"#;
 
 /// A question over every repository reads the tables across repositories
 /// (postgres/fleet.rs): the files' postings by term alone, and symbols by

@@ -40,7 +40,7 @@ pub(crate) use provider_checks;
 /// Calls `$runner! { check, … }` with every home-store check.
 macro_rules! home_checks {
     ($runner:ident) => {
-        $runner! { home_queue_tokens_deliveries, home_tickets }
+        $runner! { home_queue_tokens_deliveries, home_tickets, home_remote_heads }
     };
 }
 pub(crate) use home_checks;
@@ -1357,6 +1357,35 @@ pub fn vector_search_with_filters(p: &dyn StoreProvider) {
 
 /// Tickets per repository key: added, replaced by id, read back whole,
 /// kept apart per repository, removed.
+/// What polling saw of each remote: one record per repository, replaced by
+/// the next poll, errors kept as text (NUL bytes included).
+pub fn home_remote_heads(h: &(dyn ken_store::Home + Sync)) {
+    use ken_store::RemoteHead;
+    assert!(h.remote_heads().unwrap().is_empty());
+    let head = |repo: &str, head: Option<&str>, at: i64, error: Option<&str>| RemoteHead {
+        repo: repo.to_string(),
+        branch: None,
+        head: head.map(str::to_string),
+        polled_at: at,
+        error: error.map(str::to_string),
+    };
+    h.put_remote_head(&head("shop", Some("a1"), 10, None))
+        .unwrap();
+    h.put_remote_head(&RemoteHead {
+        branch: Some("release".into()),
+        ..head("shop@release", None, 11, Some("could not\0 fetch"))
+    })
+    .unwrap();
+    h.put_remote_head(&head("shop", Some("b2"), 12, None))
+        .unwrap();
+    let all = h.remote_heads().unwrap();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[0], head("shop", Some("b2"), 12, None));
+    assert_eq!(all[1].branch.as_deref(), Some("release"));
+    assert_eq!(all[1].head, None);
+    assert!(all[1].error.as_deref().unwrap().starts_with("could not"));
+}
+
 pub fn home_tickets(h: &(dyn ken_store::Home + Sync)) {
     use ken_core::Ticket;
     let t = |id: &str, title: &str| Ticket {

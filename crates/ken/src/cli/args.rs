@@ -160,6 +160,10 @@ pub enum Command {
     /// Index jobs queued by the API and webhooks.
     #[command(subcommand)]
     Jobs(JobsCommand),
+    /// Find a code host's repositories, and keep every repository fresh
+    /// without webhooks.
+    #[command(subcommand)]
+    Repos(ReposCommand),
     /// Run index jobs until stopped (SIGTERM or Ctrl-C), without serving.
     /// With `--store postgres://…` any number of workers and servers share
     /// one queue: each job is taken by one of them, and a job whose worker
@@ -330,6 +334,53 @@ pub enum ModelCommand {
     Status,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum ReposCommand {
+    /// List an organisation's (GitHub) or a group's (GitLab) repositories
+    /// through the host's REST API and queue an index job for each one not
+    /// indexed yet; `ken worker`, `ken serve` or `ken jobs run` runs them.
+    ///
+    /// The token is read from $GITHUB_TOKEN (or $GH_TOKEN) / $GITLAB_TOKEN
+    /// and never printed; pages are followed and the host's rate limit is
+    /// waited out (up to --max-wait). Archived repositories, forks and
+    /// empty ones are skipped unless asked for. Cloning private
+    /// repositories needs $KEN_GIT_TOKEN (or $GITHUB_TOKEN).
+    #[command(group(clap::ArgGroup::new("host").required(true).args(["github", "gitlab"])))]
+    Sync(SyncArgs),
+    /// Read the head each repository follows at its source (a fetch for a
+    /// clone URL, the repository itself for a path) and queue an index job
+    /// where it moved, and the first index of each branch listed in its
+    /// `branches`. `poll_interval` in config.toml does this in `ken serve`
+    /// and `ken worker`; `ken status` shows what the last poll saw.
+    Poll,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// A GitHub organisation (or user).
+    #[arg(long, value_name = "ORG")]
+    pub github: Option<String>,
+    /// A GitLab group's full path (`group/subgroup`); subgroups are included.
+    #[arg(long, value_name = "GROUP")]
+    pub gitlab: Option<String>,
+    /// The API's base URL, for GitHub Enterprise or a self-hosted GitLab
+    /// (default: https://api.github.com, https://gitlab.com/api/v4).
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+    /// Index archived repositories too.
+    #[arg(long)]
+    pub archived: bool,
+    /// Index forks too.
+    #[arg(long)]
+    pub forks: bool,
+    /// List what would be queued; queue nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Most seconds to wait in all for the host's rate limit to reset.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    pub max_wait: u64,
+}
+
 #[derive(Debug, Args)]
 pub struct IndexArgs {
     /// A path (working tree or git directory) or a clone URL.
@@ -338,9 +389,14 @@ pub struct IndexArgs {
     /// Index this commit (branch, tag, sha) instead of the working tree.
     #[arg(long)]
     pub rev: Option<String>,
-    /// Name of the index (default: the folder or repository name).
+    /// Name of the index (default: the folder or repository name, then
+    /// `@BRANCH` with --branch).
     #[arg(long)]
     pub name: Option<String>,
+    /// Follow this branch instead of the default one (or the working
+    /// tree): an index of its own, searched with `--branch` / `branch:`.
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
     /// Skip files larger than this many bytes (default 1 MiB).
     #[arg(long, value_name = "BYTES")]
     pub max_file_size: Option<u64>,
@@ -367,6 +423,9 @@ pub struct SearchArgs {
     /// Only these repositories (repeatable).
     #[arg(long = "repo", value_name = "NAME")]
     pub repos: Vec<String>,
+    /// Only the indexes following this branch (repeatable; also `branch:NAME` in the query).
+    #[arg(long = "branch", value_name = "BRANCH")]
+    pub branches: Vec<String>,
     /// Only these languages, e.g. `python`, `rust`, `ts` (repeatable).
     #[arg(long = "lang", value_name = "LANG")]
     pub langs: Vec<String>,

@@ -12,6 +12,7 @@ pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i
         source: a.source,
         rev: a.rev,
         name: a.name,
+        branch: a.branch,
         no_embed: a.no_embed,
         limits: IndexLimits {
             max_file_bytes: a.max_file_size,

@@ -82,7 +82,13 @@ pub fn worker(engine: &Engine, quiet: bool) -> Result<i32> {
             engine.stores()?.describe()
         );
     }
-    engine.run_jobs(&stop)?;
+    std::thread::scope(|s| {
+        if let Some(every) = engine.settings().poll_interval {
+            let stop = &*stop;
+            s.spawn(move || engine.poll_every(every, stop, &|e| eprintln!("warning: poll: {e}")));
+        }
+        engine.run_jobs(&stop)
+    })?;
     Ok(0)
 }
 

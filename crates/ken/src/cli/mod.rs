@@ -11,6 +11,7 @@ mod jobs;
 mod model;
 mod people;
 mod report;
+mod repos;
 mod search;
 mod status;
 mod structure;
@@ -65,6 +66,7 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
         Command::Tickets(t) => report::tickets(&engine, t, out),
         Command::Token(t) => token::run(&engine, t, out),
         Command::Jobs(j) => jobs::run(&engine, j, out),
+        Command::Repos(r) => repos::run(&engine, r, &env, out),
         Command::Worker => jobs::worker(&engine, quiet),
         Command::Model(_) | Command::Serve(_) | Command::Mcp => unreachable!("handled above"),
     }

@@ -11,6 +11,7 @@ pub fn run(engine: &Engine, a: SearchArgs, out: &Output) -> Result<i32> {
     let query = a.query.join(" ");
     let filters = FilterSpec {
         repos: a.repos,
+        branches: a.branches,
         langs: a.langs,
         paths: a.paths,
         author: a.author,

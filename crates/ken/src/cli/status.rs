@@ -26,7 +26,13 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
             (Some(c), false) => c[..c.len().min(12)].to_string(),
             (None, _) => "working tree".into(),
         };
-        outln!("{}  {at}", out.bold(&r.name));
+        let branch = r
+            .state
+            .branch
+            .as_deref()
+            .map(|b| format!(" (branch {b})"))
+            .unwrap_or_default();
+        outln!("{}{branch}  {at}", out.bold(&r.name));
         let skipped = if r.stats.skipped.is_empty() {
             "0 skipped".to_string()
         } else {
@@ -85,6 +91,24 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
         }
         if let Some(src) = &r.state.source {
             outln!("  source: {src}");
+        }
+        if let Some(h) = &r.remote {
+            let when = ken_engine::format_date(h.polled_at);
+            match (&h.head, &h.error) {
+                (Some(head), _) if r.state.commit.as_ref() == Some(head) => {
+                    outln!("  remote: {} (polled {when})", out.green("up to date"))
+                }
+                (Some(head), _) => outln!(
+                    "  remote: {} at {} (polled {when}; an index job follows it)",
+                    out.yellow("moved"),
+                    &head[..head.len().min(12)]
+                ),
+                (None, Some(e)) => outln!(
+                    "  remote: {} (polled {when}): {e}",
+                    out.yellow("unreadable")
+                ),
+                (None, None) => outln!("  remote: polled {when}"),
+            }
         }
         if let Some(p) = &r.state.pending {
             outln!(

@@ -89,6 +89,9 @@ pub struct SearchParams {
     n: Option<usize>,
     /// Only these repositories (comma-separated names).
     repo: Option<String>,
+    /// Only the indexes following these branches (comma-separated; a
+    /// repository's `branches`; `branch:NAME` in `q` does the same).
+    branch: Option<String>,
     /// Only these languages (comma-separated: `python`, `rust`, `ts`...).
     lang: Option<String>,
     /// Only paths matching this glob (`src/**/*.py`, `crates/core`): `*`,
@@ -126,6 +129,7 @@ pub async fn search(
 ) -> ApiResult<Json<wire::Search>> {
     let filters = FilterSpec {
         repos: list(&p.repo),
+        branches: list(&p.branch),
         langs: list(&p.lang),
         paths: glob(&p.path)?,
         author: p.author,

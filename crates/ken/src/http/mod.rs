@@ -168,6 +168,21 @@ pub fn serve(engine: Engine, cfg: ServerConfig, args: ServeArgs, out: &Output) -
             })
     });
     let runner = runner.transpose().context("cannot start the job runner")?;
+    // sources without webhooks: their heads are polled, and what moved is queued
+    let poller = match engine.settings().poll_interval.filter(|_| !args.no_jobs) {
+        Some(every) => {
+            let (engine, stop) = (engine.clone(), stop.clone());
+            Some(
+                std::thread::Builder::new()
+                    .name("ken-poll".into())
+                    .spawn(move || {
+                        engine.poll_every(every, &stop, &|e| eprintln!("warning: poll: {e}"))
+                    })
+                    .context("cannot start the poller")?,
+            )
+        }
+        None => None,
+    };
     let app = App {
         engine: engine.clone(),
         cfg: Arc::new(cfg),
@@ -186,6 +201,9 @@ pub fn serve(engine: Engine, cfg: ServerConfig, args: ServeArgs, out: &Output) -
     stop.store(true, Ordering::Relaxed);
     if let Some(r) = runner {
         let _ = r.join();
+    }
+    if let Some(p) = poller {
+        let _ = p.join();
     }
     drop(rt);
     result.map(|_| 0)

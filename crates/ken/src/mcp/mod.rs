@@ -46,6 +46,9 @@ pub struct SearchCode {
     pub query: String,
     /// Only this repository (see repo_status for names).
     pub repo: Option<String>,
+    /// Only the indexes following this branch (a repository's `branches`;
+    /// `branch:NAME` in the query does the same).
+    pub branch: Option<String>,
     /// Number of results (default 10, at most 100).
     pub n: Option<usize>,
     /// Only this language (`python`, `rust`, `go`, `ts`...).
@@ -190,6 +193,7 @@ impl KenMcp {
                 .run(move || {
                     let filters = FilterSpec {
                         repos: repos(&a.repo),
+                        branches: a.branch.into_iter().collect(),
                         langs: a.lang.into_iter().collect(),
                         paths: a.path.into_iter().collect(),
                         ..FilterSpec::default()
