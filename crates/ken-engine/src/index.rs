@@ -981,7 +981,9 @@ mod tests {
         for ok in ["main", "2.3.x", "release/1.0", "feature_x-y"] {
             assert!(check_branch(ok).is_ok(), "{ok}");
         }
-        for bad in ["-x", "a..b", "a b", "a:b", "a~1", "/a", "a/", "x.lock", "a\\b", "a\u{0}"] {
+        for bad in [
+            "-x", "a..b", "a b", "a:b", "a~1", "/a", "a/", "x.lock", "a\\b", "a\u{0}",
+        ] {
             assert!(check_branch(bad).is_err(), "{bad:?}");
         }
     }
