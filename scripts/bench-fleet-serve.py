@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""A warm `ken serve` over a home of many repositories (issue 32).
+
+Starts `ken serve` (release build, embeddings off) on HOME, asks the first
+N commits_dev questions (their first line, as typed into a search box)
+through GET /api/v1/search without naming a repository, one after another,
+PASSES times; prints p50/p95 per pass, then the server's resident memory
+and open files (from /proc) and the number of repositories in the home.
+
+usage: scripts/bench-fleet-serve.py HOME [N=120] [PASSES=2]
+       (KEN=path/to/ken, PORT=7979)
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+home = sys.argv[1]
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 120
+passes = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+ken = os.environ.get(
+    "KEN",
+    os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ken-target")), "release/ken"),
+)
+port = os.environ.get("PORT", "7979")
+here = os.path.dirname(os.path.abspath(__file__))
+questions = []
+with open(os.path.join(here, "../../shared/eval/commits_dev.jsonl")) as f:
+    for line in f:
+        q = json.loads(line)["query"].strip().splitlines()[0]
+        questions.append(q)
+questions = questions[:n]
+
+made = subprocess.run(
+    [ken, "--home", home, "--json", "token", "create", "--scope", "read", "--repo", "*", "--label", "bench"],
+    check=True,
+    capture_output=True,
+)
+token = json.loads(made.stdout)["token"]
+server = subprocess.Popen(
+    [ken, "--home", home, "--embedder", "off", "serve", "--addr", f"127.0.0.1:{port}", "--no-jobs"],
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+)
+base = f"http://127.0.0.1:{port}"
+try:
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=1)
+            break
+        except Exception:
+            time.sleep(0.5)
+    for p in range(1, passes + 1):
+        times = []
+        for q in questions:
+            url = base + "/api/v1/search?" + urllib.parse.urlencode({"q": q, "n": 10, "mode": "lexical"})
+            t = time.perf_counter()
+            req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(req, timeout=120) as r:
+                r.read()
+            times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+        print(f"pass {p}: {len(times)} questions, p50 {statistics.median(times):.0f} ms, p95 {p95:.0f} ms")
+    rss = 0
+    with open(f"/proc/{server.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) // 1024
+    fds = len(os.listdir(f"/proc/{server.pid}/fd"))
+    repos = len(os.listdir(os.path.join(home, "repos")))
+    print(f"repositories {repos}, RSS {rss} MB, open files {fds}")
+finally:
+    server.terminate()
+    server.wait()
