@@ -342,8 +342,8 @@ pub enum ReposCommand {
     ///
     /// The token is read from $GITHUB_TOKEN (or $GH_TOKEN) / $GITLAB_TOKEN
     /// and never printed; pages are followed and the host's rate limit is
-    /// waited out (up to --max-wait). Archived repositories, forks and
-    /// empty ones are skipped unless asked for. Cloning private
+    /// waited out (up to --max-wait). Archived repositories and forks are
+    /// skipped unless asked for, empty ones always. Cloning private
     /// repositories needs $KEN_GIT_TOKEN (or $GITHUB_TOKEN).
     #[command(group(clap::ArgGroup::new("host").required(true).args(["github", "gitlab"])))]
     Sync(SyncArgs),
