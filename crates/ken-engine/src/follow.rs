@@ -140,11 +140,6 @@ impl Engine {
             },
             policy,
         )?;
-        let indexed: HashSet<String> = self
-            .repos(&Access::All)?
-            .iter()
-            .map(|r| r.name.clone())
-            .collect();
         let mut report = SyncReport {
             host: match req.host {
                 HostKind::GitHub => "github",
@@ -179,7 +174,7 @@ impl Engine {
                 None
             };
             if out.why.is_none() {
-                if indexed.contains(&r.full_name) {
+                if self.is_indexed(&r.full_name)? {
                     out.action = "indexed";
                 } else if req.dry_run {
                     out.action = "listed";
@@ -209,12 +204,11 @@ impl Engine {
     /// configured branch not indexed yet (scope `index`).
     pub fn poll(&self, who: &Principal) -> Result<PollReport> {
         who.require(Scope::Index)?;
-        let repos = self.repos(&who.access)?;
-        let names: HashSet<String> = self
-            .repos(&Access::All)?
-            .iter()
-            .map(|r| r.name.clone())
-            .collect();
+        // one listing: every name (for the branches' indexes), and the
+        // repositories the caller may poll
+        let mut repos = self.repos(&Access::All)?;
+        let names: HashSet<String> = repos.iter().map(|r| r.name.clone()).collect();
+        repos.retain(|r| who.access.allows(&r.name));
         let home = self.home_store()?;
         let mut report = PollReport::default();
         for r in &repos {
@@ -300,6 +294,12 @@ impl Engine {
             }));
         }
         Ok(on)
+    }
+
+    /// Is there an index under this name's storage key (without opening it)?
+    pub(crate) fn is_indexed(&self, name: &str) -> Result<bool> {
+        let stores = self.stores()?;
+        Ok(stores.exists(&stores.key_of(name))?)
     }
 
     /// Every repository's last poll, by name.

@@ -457,20 +457,25 @@ impl Engine {
     /// the same source, that branch (how polling and pushes add branches);
     /// else none (the source's default).
     fn branch_of_new(&self, name: &str, source: &str) -> Result<Option<String>> {
-        let repos = self.repos(&Access::All)?;
-        if let Some(r) = repos.iter().find(|r| r.name == name) {
-            return Ok(r.state.branch.clone());
+        if self.is_indexed(name)? {
+            return Ok(self
+                .one_repo(Some(name), &Access::All)?
+                .state
+                .branch
+                .clone());
         }
         for (at, _) in name.match_indices('@') {
             let (base, branch) = (&name[..at], &name[at + 1..]);
-            let same = repos.iter().any(|r| {
-                r.name == base
-                    && r.state
-                        .source
-                        .as_deref()
-                        .is_some_and(|s| same_source(s, source))
-            });
-            if same && !branch.is_empty() {
+            if branch.is_empty() || base.is_empty() || !self.is_indexed(base)? {
+                continue;
+            }
+            let repo = self.one_repo(Some(base), &Access::All)?;
+            if repo
+                .state
+                .source
+                .as_deref()
+                .is_some_and(|s| same_source(s, source))
+            {
                 return Ok(Some(branch.to_string()));
             }
         }
