@@ -109,6 +109,11 @@ pub struct IndexReport {
     /// The fusion learned from history this run (none: not learned again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranking: Option<ken_store::TunedRanking>,
+    /// When the snapshot's lexical search, symbols and graph answered
+    /// (milliseconds from the start): history, blame and embeddings come
+    /// after. None when nothing was indexed (up to date).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub searchable_ms: Option<u64>,
     pub elapsed_ms: u64,
 }
 
@@ -119,6 +124,10 @@ pub trait Progress: EmbedProgress {
     fn advance(&self, _files: u64, _bytes: u64, _chunks: u64) {}
     fn note(&self, _message: &str) {}
     fn end(&self) {}
+    /// The snapshot answers searches (lexical, symbols, graph) from now
+    /// on; `elapsed` since the run started. History, blame and embedding
+    /// follow.
+    fn searchable(&self, _elapsed: std::time::Duration) {}
 }
 
 pub struct NoProgress;
@@ -377,7 +386,7 @@ pub fn index(
             &mut report,
         );
         report.embed = embed(settings, req, store, progress, embedder)?;
-        report.ranking = tune_step(settings, store, embedder)?;
+        report.ranking = tune_step(settings, store, embedder, report.embed.as_ref())?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
@@ -437,19 +446,12 @@ pub fn index(
         left_out: left_out(&listing),
         ranking: previous.ranking.clone(),
         blamed_at: previous.blamed_at.clone(),
+        embedding_unfinished: previous.embedding_unfinished,
     })?;
     let seq_after = store.batch_seq()?;
     report.graph = Some(graph::update_graph(
         store, &changed, &deletes, seq_before, seq_after,
     )?);
-    report.people = people_step(&target, store, &opts)?;
-    if target.repo.is_none() {
-        report.warnings.push(
-            "not a git repository: no history, so no authors and no people \
-             (run `git init` and commit to get them)"
-                .into(),
-        );
-    }
     store.finish()?;
     fill_counts(store, &mut report)?;
     fleet_step(
@@ -460,6 +462,19 @@ pub fn index(
         seq_before,
         &mut report,
     );
+    // Lexical search, symbols and the graph answer from here on; history,
+    // blame and the embeddings follow.
+    let searchable = started.elapsed();
+    report.searchable_ms = Some(searchable.as_millis() as u64);
+    progress.searchable(searchable);
+    report.people = people_step(&target, store, &opts)?;
+    if target.repo.is_none() {
+        report.warnings.push(
+            "not a git repository: no history, so no authors and no people \
+             (run `git init` and commit to get them)"
+                .into(),
+        );
+    }
     if listing.entries.is_empty() && listing.skipped.is_empty() {
         report
             .warnings
@@ -472,7 +487,7 @@ pub fn index(
     if progress.cancelled() {
         return Err(EngineError::stopped());
     }
-    report.ranking = tune_step(settings, store, embedder)?;
+    report.ranking = tune_step(settings, store, embedder, report.embed.as_ref())?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -606,11 +621,14 @@ fn people_step(
 /// Learn the fusion from history (tune.rs), last: only when it was never
 /// learned, the history has grown by a tenth (at least 200 commits) since,
 /// the index moved back before what it learned from, or dense retrieval
-/// joined. Returns what was learned this run.
+/// joined. While embedding is unfinished (a time budget, a stop) the fusion
+/// is learned lexical if it never was, and otherwise left until the
+/// embedding completes. Returns what was learned this run.
 fn tune_step(
     settings: &Settings,
     store: &mut dyn Store,
     embedder: Option<&dyn Embedder>,
+    embedded: Option<&EmbedReport>,
 ) -> Result<Option<ken_store::TunedRanking>> {
     if !settings.rank.learned {
         return Ok(None);
@@ -620,6 +638,11 @@ fn tune_step(
         return Ok(None);
     }
     let mut state = store.state()?;
+    let unfinished = embedded.is_some_and(|e| e.left > 0);
+    if unfinished && state.ranking.is_some() {
+        return Ok(None);
+    }
+    let embedder = embedder.filter(|_| !unfinished);
     let vectors = match embedder {
         Some(e) => semantic::load_vectors(store, e.id())?,
         None => None,

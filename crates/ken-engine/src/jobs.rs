@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::engine::Access;
 use crate::index::{IndexReport, IndexRequest, Progress};
+use crate::repo::OpenRepo;
 use crate::semantic::EmbedProgress;
 use crate::tokens::{Principal, Scope, random_hex};
 use crate::{Edge, Engine, EngineError, ErrorKind, Result};
@@ -189,6 +190,9 @@ impl Engine {
     /// back to the queue; the next runner (after a restart) resumes them.
     pub fn run_jobs(&self, stop: &AtomicBool) -> Result<()> {
         let home = self.home_store()?;
+        // best effort: a repository that cannot be opened now is not a
+        // reason to stop taking jobs
+        let _ = self.queue_unfinished();
         while !stop.load(Ordering::Relaxed) {
             home.requeue_stale(crate::time::now() - self.settings().job_stale_secs)?;
             match home.claim(crate::time::now())? {
@@ -197,6 +201,46 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Queue a job for every repository whose last run did not finish: an
+    /// index run stopped before its snapshot was complete, or an embedding
+    /// cut short (a time budget, Ctrl-C, a kill) while an embedder is
+    /// configured. `ken serve` and `ken worker` call it when their job
+    /// runner starts, so the embedding a quick `ken index` left completes
+    /// without anyone asking. Returns the jobs queued (or found queued).
+    pub fn queue_unfinished(&self) -> Result<Vec<Job>> {
+        let embeds = self.embedder().ok().flatten().is_some();
+        let mut jobs = Vec::new();
+        for r in self.repos(&Access::All)? {
+            if r.state.pending.is_some() || (embeds && r.state.embedding_unfinished) {
+                jobs.push(self.queue_resume(&r)?);
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// One job that takes a repository's unfinished run up again: towards
+    /// the commit it was on its way to, else the commit it holds (a
+    /// working tree is read again, as `ken index` would).
+    fn queue_resume(&self, r: &OpenRepo) -> Result<Job> {
+        let toward = r.state.pending.as_deref().or(r.state.commit.as_deref());
+        let rev = toward
+            .filter(|c| {
+                !r.state.worktree && c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit())
+            })
+            .map(str::to_string);
+        let (job, _) = self.enqueue_index(
+            IndexJob {
+                repo: r.name.clone(),
+                source: None,
+                rev,
+                origin: "resume".into(),
+                dedupe: Some(format!("resume:{}", r.name)),
+            },
+            &Principal::local(),
+        )?;
+        Ok(job)
     }
 
     /// Run the queued jobs there are now, then return (for tests and `ken jobs run`).
@@ -405,6 +449,13 @@ impl Engine {
                 progress.finish();
                 let result = serde_json::to_string(&report).ok();
                 home.finish(&job.id, JobState::Done, result.as_deref(), None, now)?;
+                // an embedding cut by the time budget goes on in the next
+                // job, behind the jobs queued meanwhile
+                if report.embed.as_ref().is_some_and(|e| e.left > 0)
+                    && let Ok(repo) = self.one_repo(Some(&job.repo), &Access::All)
+                {
+                    self.queue_resume(&repo)?;
+                }
             }
             Err(_) if stop.load(Ordering::Relaxed) => home.requeue(&job.id)?,
             Err(e) if e.kind() == ErrorKind::Busy && job.attempts < MAX_ATTEMPTS => {

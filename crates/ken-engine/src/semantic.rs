@@ -217,6 +217,12 @@ pub trait EmbedProgress {
     fn cancelled(&self) -> bool {
         false
     }
+    /// True when the user asked to stop embedding (Ctrl-C at a terminal):
+    /// the run stops at the next batch boundary like a spent time budget,
+    /// makes what is embedded searchable and reports the rest as left.
+    fn stop_embedding(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
@@ -231,8 +237,12 @@ pub struct EmbedReport {
     pub seconds: f64,
     /// Rows of the vector index after the run.
     pub indexed: u64,
-    /// Texts left for the next run (the time budget ran out).
+    /// Texts left for the next run (the time budget ran out, or the user
+    /// stopped the embedding).
     pub left: u64,
+    /// The user stopped the embedding before it was done.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 const BATCH: usize = 32;
@@ -314,6 +324,9 @@ pub fn embed_pending(
         todo.sort_by_key(|&(_, i)| (wanted[i].1.len(), i));
     }
     let cached = wanted.len() - todo.len();
+    // marked before the first batch: a run killed while embedding leaves
+    // the mark, and a server or worker queues what is left
+    mark_unfinished(store, !todo.is_empty())?;
     progress.embed_begin(todo.len() as u64, cached as u64);
     // what the vector search holds: a row per (chunk, text) whose vector is cached
     let rows: Vec<(u64, String)> = wanted.iter().map(|w| (w.0, w.2.clone())).collect();
@@ -321,6 +334,7 @@ pub fn embed_pending(
     let mut last_rebuild = Instant::now();
     let mut tier = todo.first().map(|t| t.0);
     let mut left = 0u64;
+    let mut stopped = false;
     for (n, batch) in todo.chunks(BATCH).enumerate() {
         if progress.cancelled() {
             return Err(EngineError::stopped());
@@ -328,6 +342,11 @@ pub fn embed_pending(
         // one batch at least, so that every run makes progress
         if n > 0 && plan.budget.is_some_and(|b| started.elapsed() > b) {
             left = (todo.len() - n * BATCH) as u64;
+            break;
+        }
+        if progress.stop_embedding() {
+            left = (todo.len() - n * BATCH) as u64;
+            stopped = true;
             break;
         }
         // a finished tier is searchable before the next one starts
@@ -359,6 +378,9 @@ pub fn embed_pending(
     }
     progress.embed_end();
     let meta = store.index_vectors(&model, &rows, chunks.len(), batch_seq)?;
+    if left == 0 {
+        mark_unfinished(store, false)?;
+    }
     Ok(EmbedReport {
         model,
         chunks: chunks.len() as u64,
@@ -367,7 +389,19 @@ pub fn embed_pending(
         seconds: started.elapsed().as_secs_f64(),
         indexed: meta.rows as u64,
         left,
+        stopped,
     })
+}
+
+/// Record in the index state whether an embedding run is under way or
+/// was cut short (written only when it changes).
+fn mark_unfinished(store: &mut dyn Store, unfinished: bool) -> Result<()> {
+    let mut state = store.state()?;
+    if state.embedding_unfinished != unfinished {
+        state.embedding_unfinished = unfinished;
+        store.set_state(&state)?;
+    }
+    Ok(())
 }
 
 /// Share of the current chunks that `model`'s vector search holds: (held, chunks).

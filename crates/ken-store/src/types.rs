@@ -37,6 +37,10 @@ pub struct IndexState {
     /// blames only what changed since, walking history back to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blamed_at: Option<String>,
+    /// An embedding run started and has not finished (a time budget, a
+    /// stop, a kill): `ken serve` and `ken worker` queue the rest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub embedding_unfinished: bool,
 }
 
 /// Ranking constants learned from a repository's own history: past commit

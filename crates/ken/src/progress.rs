@@ -1,6 +1,11 @@
-//! A progress bar on stderr while indexing (terminals only).
+//! A progress bar on stderr while indexing (terminals only), and what
+//! Ctrl-C means to `ken index`: before the snapshot is searchable it stops
+//! the run (what is written stays; the next run resumes), while embedding
+//! it stops the embedding and keeps what is embedded; a second Ctrl-C ends
+//! the process at once.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -9,9 +14,40 @@ use ken_engine::Progress;
 
 pub struct Bar {
     bar: Option<ProgressBar>,
+    /// Ctrl-C presses since `watch_interrupts` (none without it).
+    interrupts: Option<&'static AtomicUsize>,
+    /// Embedding has begun: Ctrl-C no longer stops the run.
+    embedding: AtomicBool,
 }
 
+/// Ctrl-C presses seen by the handler `watch_interrupts` installs.
+static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
+
 impl Bar {
+    /// Count Ctrl-C instead of dying on the first: the run reads the count
+    /// at its next batch boundary (see the module's comment). The second
+    /// press exits at once with status 130.
+    pub fn watch_interrupts(mut self) -> Bar {
+        // SAFETY: the handler only touches an atomic and calls `_exit`,
+        // both async-signal-safe.
+        let installed = unsafe {
+            signal_hook_registry::register(libc::SIGINT, || {
+                if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
+                    libc::_exit(130);
+                }
+            })
+        };
+        if installed.is_ok() {
+            self.interrupts = Some(&INTERRUPTS);
+        }
+        self
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupts
+            .is_some_and(|n| n.load(Ordering::SeqCst) > 0)
+    }
+
     /// A bar when stderr is a terminal and the user did not ask for quiet or JSON.
     pub fn new(enabled: bool) -> Bar {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
@@ -25,7 +61,11 @@ impl Bar {
             b.enable_steady_tick(Duration::from_millis(200));
             b
         });
-        Bar { bar }
+        Bar {
+            bar,
+            interrupts: None,
+            embedding: AtomicBool::new(false),
+        }
     }
 }
 
@@ -54,10 +94,34 @@ impl Progress for Bar {
             b.finish_and_clear();
         }
     }
+
+    fn searchable(&self, elapsed: Duration) {
+        if let Some(b) = &self.bar {
+            b.println(format!(
+                "  searchable after {:.1}s: `ken search` answers now (lexical, symbols, graph); \
+                 history and embeddings follow{}",
+                elapsed.as_secs_f64(),
+                if self.interrupts.is_some() {
+                    " (Ctrl-C while embedding keeps what is done; the next `ken index` or a running `ken serve`/`ken worker` finishes it)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
 }
 
 impl EmbedProgress for Bar {
+    fn cancelled(&self) -> bool {
+        self.interrupted() && !self.embedding.load(Ordering::SeqCst)
+    }
+
+    fn stop_embedding(&self) -> bool {
+        self.interrupted()
+    }
+
     fn embed_begin(&self, todo: u64, cached: u64) {
+        self.embedding.store(true, Ordering::SeqCst);
         if let Some(b) = &self.bar {
             b.reset();
             b.set_length(todo);
@@ -81,6 +145,7 @@ impl EmbedProgress for Bar {
     }
 
     fn embed_end(&self) {
+        // the phase stays: a Ctrl-C from here on stops nothing but embedding
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }

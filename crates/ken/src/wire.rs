@@ -735,6 +735,10 @@ pub struct Repo {
     pub indexed_at: Option<i64>,
     /// A run towards this commit has not finished.
     pub pending: Option<String>,
+    /// An embedding run was cut short (a time budget, Ctrl-C, a kill): the
+    /// next `ken index`, or a job `ken serve`/`ken worker` queues, goes on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub embedding_unfinished: bool,
     /// What the last poll saw at the source (`ken repos poll`,
     /// `poll_interval`); absent when never polled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -794,6 +798,7 @@ impl From<&EngineRepoStatus> for Repo {
             branch: r.state.branch.clone(),
             indexed_at: r.state.indexed_at,
             pending: r.state.pending.clone(),
+            embedding_unfinished: r.state.embedding_unfinished,
             remote: r.remote.as_ref().map(|h| RemoteState {
                 head: h.head.clone(),
                 fresh: h.head.is_some() && h.head == r.state.commit,
@@ -1071,6 +1076,10 @@ pub struct IndexRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub fleet: Option<serde_json::Value>,
+    /// Milliseconds until the snapshot answered searches (lexical, symbols,
+    /// graph); history, blame and embedding came after (absent: up to date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub searchable_ms: Option<u64>,
     pub elapsed_ms: u64,
 }
 
@@ -1098,6 +1107,7 @@ impl From<&IndexReport> for IndexRun {
             people: v(serde_json::to_value(&r.people).ok()),
             ranking: v(serde_json::to_value(&r.ranking).ok()),
             fleet: v(serde_json::to_value(&r.fleet).ok()),
+            searchable_ms: r.searchable_ms,
             elapsed_ms: r.elapsed_ms,
         }
     }

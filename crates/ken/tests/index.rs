@@ -101,9 +101,13 @@ fn incremental_between_commits() {
     let p = r.path().to_str().unwrap();
     let rep = ken.index(&[p, "--rev", &c1, "--name", "shop"]);
     assert_eq!(rep["processed"], 5);
+    // searchable before history and blame, so never after the run's end
+    let searchable = rep["searchable_ms"].as_u64().unwrap();
+    assert!(searchable <= rep["elapsed_ms"].as_u64().unwrap(), "{rep}");
     let rep = ken.index(&[p, "--rev", &c1, "--name", "shop"]);
     assert_eq!(rep["up_to_date"], true);
     assert_eq!(rep["processed"], 0);
+    assert!(rep.get("searchable_ms").is_none(), "{rep}");
 
     let rep = ken.index(&[p, "--rev", &c2, "--name", "shop"]);
     assert_eq!(rep["up_to_date"], false);

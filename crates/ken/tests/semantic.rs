@@ -1,6 +1,7 @@
 //! The semantic layer through the binary: `ken embed`, embedding during
-//! `ken index` with a content-hash cache, resume after SIGKILL, partial
-//! coverage, and `--mode`.
+//! `ken index` with a content-hash cache, resume after SIGKILL, Ctrl-C
+//! while embedding, a worker finishing what a run left, partial coverage,
+//! and `--mode`.
 
 mod common;
 
@@ -247,6 +248,116 @@ fn killed_embedding_resumes_and_search_reports_coverage() {
     let v = json_of(c);
     let notes = v["notes"].to_string();
     assert!(notes.contains("semantic coverage"), "{v}");
+}
+
+/// Embedding progress of the only repository: (embedded, chunks, indexed).
+fn embedding_progress(ken: &Ken) -> Option<(u64, u64, u64)> {
+    let v = ken.json(&["status", "--json"]);
+    let e = v["repos"][0]["embeddings"].as_array()?.first()?.clone();
+    Some((
+        e["embedded"].as_u64()?,
+        e["chunks"].as_u64()?,
+        e["indexed"].as_u64()?,
+    ))
+}
+
+#[test]
+fn ctrl_c_while_embedding_keeps_the_index_and_what_is_embedded() {
+    let r = many_chunks();
+    let p = r.path().to_str().unwrap().to_string();
+    let ken = Ken::new();
+    let child = ken
+        .cmd_embedding()
+        .args(["index", "--json", &p, "--name", "pipe"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let mut seen = None;
+    while t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(300));
+        seen = embedding_progress(&ken);
+        if seen.is_some_and(|(embedded, _, _)| embedded > 0) {
+            break;
+        }
+    }
+    assert!(
+        seen.is_some_and(|(e, c, _)| e > 0 && e < c),
+        "caught mid-embedding: {seen:?}"
+    );
+    // SAFETY: a signal to our own child process
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &rep["embed"];
+    assert_eq!(e["stopped"], true, "{rep}");
+    assert!(e["left"].as_u64().unwrap() > 0, "{e}");
+    assert!(
+        e["indexed"].as_u64().unwrap() > 0,
+        "what was embedded is searchable: {e}"
+    );
+    let searchable = rep["searchable_ms"].as_u64().unwrap();
+    assert!(searchable <= rep["elapsed_ms"].as_u64().unwrap(), "{rep}");
+    let status = ken.json(&["status", "--json"]);
+    assert_eq!(status["repos"][0]["embedding_unfinished"], true, "{status}");
+    assert_eq!(status["repos"][0]["pending"], serde_json::Value::Null);
+    // the lexical index is whole: the last file is found
+    let v = ken.search(&["step_39_19"]);
+    assert_eq!(paths(&v)[0], "pipeline/stage_39.py", "{v}");
+}
+
+#[test]
+fn a_worker_finishes_the_embedding_a_run_left() {
+    let r = many_chunks();
+    let p = r.path().to_str().unwrap().to_string();
+    let ken = Ken::new();
+    // a budget of 0 s: one batch, the rest left
+    let mut c = ken.cmd_embedding();
+    c.args([
+        "index",
+        "--json",
+        &p,
+        "--name",
+        "pipe",
+        "--embed-budget",
+        "0",
+    ]);
+    let e = json_of(c)["embed"].clone();
+    assert!(e["left"].as_u64().unwrap() > 0, "{e}");
+    let mut worker = ken
+        .cmd_embedding()
+        .args(["worker", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let mut seen = None;
+    let mut unfinished = serde_json::Value::Null;
+    while t0.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(500));
+        seen = embedding_progress(&ken);
+        unfinished = ken.json(&["status", "--json"])["repos"][0]["embedding_unfinished"].clone();
+        if seen.is_some_and(|(e, c, i)| e == c && i >= c) && unfinished.is_null() {
+            break;
+        }
+    }
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert!(
+        seen.is_some_and(|(e, c, i)| e == c && i >= c) && unfinished.is_null(),
+        "the worker embedded the rest without being asked: {seen:?}, unfinished {unfinished}"
+    );
+    let jobs = ken.json(&["jobs", "list", "--json"]);
+    let origins: Vec<&str> = jobs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|j| j["origin"].as_str())
+        .collect();
+    assert!(origins.contains(&"resume"), "{jobs}");
 }
 
 /// `ken search --json --mode semantic -n LIMIT QUERY`.

@@ -20,7 +20,7 @@ pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i
             embed_budget: a.embed_budget.map(std::time::Duration::from_secs),
         },
     };
-    let bar = Bar::new(!quiet && !out.json);
+    let bar = Bar::new(!quiet && !out.json).watch_interrupts();
     let report = engine.index(&req, &bar)?;
     if out.json {
         out.print(&wire::IndexRun::from(&report));
@@ -80,13 +80,18 @@ fn print_summary(r: &IndexReport, out: &Output) {
     }
     match &r.embed {
         Some(e) if e.left > 0 => outln!(
-            "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index · {} left for the next `ken index` (the time budget ran out)",
+            "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index · {} left for the next `ken index` or a running `ken serve`/`ken worker` ({})",
             e.embedded,
             e.model,
             e.seconds,
             e.cached,
             e.indexed,
-            e.left
+            e.left,
+            if e.stopped {
+                "stopped"
+            } else {
+                "the time budget ran out"
+            }
         ),
         Some(e) if e.embedded > 0 => outln!(
             "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index",

@@ -61,7 +61,7 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
                 e.chunks,
                 e.indexed,
                 if e.embedded < e.chunks {
-                    " — run `ken index` to finish"
+                    " — `ken index` or a running `ken serve`/`ken worker` finishes it (searches work meanwhile)"
                 } else {
                     ""
                 }
