@@ -231,9 +231,13 @@ impl Gathering<'_> {
         let queries = expand(self.repos, topic, self.req.expand, self.llm);
         out.queries = queries.clone();
         let limit = self.limit;
-        // With a reranker, twice as many candidates, of which it keeps the best.
+        let share = self.settings.context_file_share;
+        // With a reranker, twice as many candidates, of which it keeps the
+        // best; with a cap per file, enough for other files to fill it.
         let pool = if self.reranker.is_some() {
             (limit * 2).max(limit + 4).min(limit.max(30))
+        } else if share < 1.0 {
+            limit * crate::context::POOL_FACTOR
         } else {
             limit
         };
@@ -248,6 +252,8 @@ impl Gathering<'_> {
         if let Some(m) = self.reranker {
             llm_rerank(m, topic, &mut hits, &mut self.rerank_cost);
         }
+        let per_file = crate::context::per_file(limit, share);
+        let mut hits = crate::context::diversify(hits, limit, per_file, &self.req.question);
         hits.truncate(limit);
         out.results = hits.len();
         self.keep(hits, true)
@@ -652,34 +658,10 @@ fn number_cells(repos: &[Arc<OpenRepo>], sources: &[Hit], claims: &mut [Claim]) 
 
 /// The text of a hit's lines, for the model.
 fn context_chunk(repos: &[Arc<OpenRepo>], h: &Hit) -> Result<Option<ContextChunk>> {
-    let Some(r) = repos.iter().find(|r| r.name == h.repo) else {
-        return Ok(None);
-    };
-    let Some(text) = r.store.file_text(&h.path)? else {
-        return Ok(None);
-    };
-    let lines: Vec<&str> = text
-        .lines()
-        .skip(h.start_line.saturating_sub(1) as usize)
-        .take((h.end_line + 1 - h.start_line) as usize)
-        .collect();
-    if lines.is_empty() {
-        return Ok(None);
+    match repos.iter().find(|r| r.name == h.repo) {
+        Some(r) => crate::context::chunk_of(&*r.store, h),
+        None => Ok(None),
     }
-    Ok(Some(ContextChunk {
-        repo: h.repo.clone(),
-        path: h.path.clone(),
-        start_line: h.start_line,
-        end_line: h.start_line + lines.len() as u32 - 1,
-        symbol: h.symbol.clone(),
-        language: h.language,
-        authors: h
-            .authors
-            .iter()
-            .map(|a| (a.name.clone(), a.share))
-            .collect(),
-        text: lines.join("\n"),
-    }))
 }
 
 /// The offline answer: what retrieval found, each item with its location.

@@ -112,6 +112,15 @@ pub struct Metrics {
     /// With `--across-repos`: the first hit is in the question's repository.
     #[serde(rename = "right_repo@1", skip_serializing_if = "Option::is_none")]
     pub right_repo1: Option<f64>,
+    /// Share of questions whose `ken ask` context (the code step's chunks
+    /// at the default `-n`, packed within `context_tokens`) holds a gold
+    /// region: a gold symbol's lines, or any line of a gold file that names
+    /// no symbol.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_recall: Option<f64>,
+    /// Distinct files in that context, on average.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_files: Option<f64>,
     pub p50_ms: f64,
     pub p95_ms: f64,
 }
@@ -210,6 +219,13 @@ pub struct QueryOutcome {
     /// With `--across-repos`: the first hit's repository is the question's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub right_repo: Option<bool>,
+    /// The context `ken ask` would give its model holds a gold region
+    /// (context.rs; see `Metrics::context_recall`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_hit: Option<bool>,
+    /// Distinct files in that context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_files: Option<usize>,
 }
 
 pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
@@ -435,15 +451,16 @@ impl EvalRun<'_> {
         }
         for q in qs {
             let rank = settings.rank.for_question(&state, &q.query);
-            self.outcomes.push(run_query(
-                opts.expand,
-                SearchEnv { rank: &rank, ..env },
-                store,
-                repo,
-                q,
-                opts.mode,
-                opts.at_parent,
-            )?);
+            let env = SearchEnv { rank: &rank, ..env };
+            let mut outcome =
+                run_query(opts.expand, env, store, repo, q, opts.mode, opts.at_parent)?;
+            if let EvalMode::Search(mode) = opts.mode {
+                let (hit, files) =
+                    context_outcome(settings, env, store, repo, q, mode, opts.at_parent)?;
+                outcome.context_hit = Some(hit);
+                outcome.context_files = Some(files);
+            }
+            self.outcomes.push(outcome);
         }
         Ok(())
     }
@@ -520,6 +537,8 @@ fn failed_query(repo: &str, q: &EvalQuery, error: &str) -> QueryOutcome {
         p5: 0.0,
         has_symbols: !q.gold_symbols.is_empty(),
         right_repo: None,
+        context_hit: None,
+        context_files: None,
     }
 }
 
@@ -623,6 +642,62 @@ fn run_query(
     ))
 }
 
+/// Whether the context `ken ask`'s code step would build for the question
+/// holds a gold region, and how many files it holds.
+fn context_outcome(
+    settings: &Settings,
+    env: SearchEnv<'_>,
+    store: &dyn Store,
+    repo: &str,
+    q: &EvalQuery,
+    mode: Mode,
+    at_parent: bool,
+) -> Result<(bool, usize)> {
+    let share = settings.context_file_share;
+    let req = SearchRequest {
+        query: q.query.clone(),
+        limit: if share < 1.0 {
+            crate::context::ASK_LIMIT * crate::context::POOL_FACTOR
+        } else {
+            crate::context::ASK_LIMIT
+        },
+        filters: Filters::default(),
+        files: false,
+        mode,
+    };
+    let hits = search_store(store, repo, None, &req, env)?.hits;
+    let context = crate::context::build(store, hits, &q.query, share, settings.context_tokens)?;
+    let files: std::collections::HashSet<&str> =
+        context.blocks.iter().map(|b| b.path.as_str()).collect();
+    Ok((holds_gold(&context, q, at_parent), files.len()))
+}
+
+/// A block of `context` overlaps a gold region: a gold symbol's lines (at
+/// the parent's or the base's lines), or any line of a gold file no gold
+/// symbol is in.
+fn holds_gold(context: &ken_llm::Context, q: &EvalQuery, at_parent: bool) -> bool {
+    q.gold_files.iter().any(|g| {
+        let regions: Vec<(u32, u32)> = q
+            .gold_symbols
+            .iter()
+            .filter(|s| &s.path == g)
+            .filter_map(|s| {
+                if at_parent {
+                    Some((s.start?, s.end?))
+                } else {
+                    Some((s.start_at_base.or(s.start)?, s.end_at_base.or(s.end)?))
+                }
+            })
+            .collect();
+        context.blocks.iter().filter(|b| &b.path == g).any(|b| {
+            regions.is_empty()
+                || regions
+                    .iter()
+                    .any(|&(start, end)| b.start_line <= end && b.end_line >= start)
+        })
+    })
+}
+
 /// A query's measures from the files it ranked (the first ten count) and
 /// the rank of its first gold symbol.
 pub(crate) fn outcome(
@@ -695,6 +770,8 @@ pub(crate) fn outcome_against(
         p5,
         has_symbols: !q.gold_symbols.is_empty() && symbols_ranked,
         right_repo: None,
+        context_hit: None,
+        context_files: None,
     }
 }
 
@@ -772,6 +849,16 @@ fn metrics(outcomes: &[&QueryOutcome]) -> Metrics {
             let judged: Vec<bool> = outcomes.iter().filter_map(|o| o.right_repo).collect();
             (!judged.is_empty())
                 .then(|| round(judged.iter().filter(|r| **r).count() as f64 / judged.len() as f64))
+        },
+        context_recall: {
+            let judged: Vec<bool> = outcomes.iter().filter_map(|o| o.context_hit).collect();
+            (!judged.is_empty())
+                .then(|| round(judged.iter().filter(|r| **r).count() as f64 / judged.len() as f64))
+        },
+        context_files: {
+            let files: Vec<usize> = outcomes.iter().filter_map(|o| o.context_files).collect();
+            (!files.is_empty())
+                .then(|| round(files.iter().sum::<usize>() as f64 / files.len() as f64))
         },
         p50_ms: round(pct(0.5)),
         p95_ms: round(pct(0.95)),
@@ -856,4 +943,50 @@ fn who_query(
         ranks: [rank_of(&ken), rank_of(&repo_top), rank_of(&gold_top)],
         answerable,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(blocks: &[(&str, u32, u32)]) -> ken_llm::Context {
+        let chunks: Vec<ken_llm::ContextChunk> = blocks
+            .iter()
+            .map(|&(path, start, end)| ken_llm::ContextChunk {
+                repo: "r".into(),
+                path: path.into(),
+                start_line: start,
+                end_line: end,
+                symbol: None,
+                language: ken_core::Language::Python,
+                authors: Vec::new(),
+                text: (start..=end).map(|n| format!("line {n}\n")).collect(),
+            })
+            .collect();
+        ken_llm::Context::build(&chunks, &ken_llm::ContextOptions::default())
+    }
+
+    fn query(gold: serde_json::Value) -> EvalQuery {
+        serde_json::from_value(serde_json::json!({
+            "id": "q", "repo": "r", "query": "q",
+            "gold_files": ["app.py", "ctx.py"],
+            "gold_symbols": gold,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_context_holds_gold_where_a_block_meets_a_gold_symbol() {
+        let q = query(serde_json::json!([
+            {"path": "app.py", "start": 100, "end": 120, "start_at_base": 10, "end_at_base": 30},
+        ]));
+        // app.py names a symbol: only its lines count
+        assert!(holds_gold(&context(&[("app.py", 110, 130)]), &q, true));
+        assert!(!holds_gold(&context(&[("app.py", 1, 50)]), &q, true));
+        assert!(holds_gold(&context(&[("app.py", 1, 50)]), &q, false));
+        // ctx.py names none: any of its lines count
+        assert!(holds_gold(&context(&[("ctx.py", 500, 510)]), &q, true));
+        assert!(!holds_gold(&context(&[("other.py", 100, 120)]), &q, true));
+        assert!(!holds_gold(&context(&[]), &q, true));
+    }
 }

@@ -10,6 +10,7 @@
 
 mod ask;
 mod churn;
+mod context;
 mod engine;
 mod error;
 mod eval;
@@ -44,6 +45,7 @@ mod tune;
 mod who;
 
 pub use ask::{AskObserver, AskRequest, AskResponse, Quiet, StepOutcome};
+pub use context::ASK_LIMIT;
 pub use engine::{
     Access, Area, BlameRange, Engine, FileBlame, FileRange, PersonView, StructureAnswer, SymbolHit,
     highlight,

@@ -48,6 +48,9 @@ pub struct Settings {
     pub llm: Option<ken_llm::ChatConfig>,
     /// Tokens of context given to the model.
     pub context_tokens: usize,
+    /// The most of a code step's chunks one file may give the model, as a
+    /// share of them, unless the question names the file (1: no cap).
+    pub context_file_share: f64,
     /// Clone and fetch any URL (file://, http://, private and loopback
     /// hosts); by default only https/ssh remotes on public addresses.
     pub allow_private_urls: bool,
@@ -103,6 +106,7 @@ impl Settings {
             rerank_top: 20,
             llm: None,
             context_tokens: 6000,
+            context_file_share: 1.0,
             allow_private_urls: false,
             query_cache: 4096,
             open_repos: 64,

@@ -58,6 +58,9 @@ pub struct FileConfig {
     pub llm_timeout: Option<u64>,
     /// Tokens of code context given to the model.
     pub context_tokens: Option<usize>,
+    /// The most of a `ken ask` code step's chunks one file may give the
+    /// model, as a share (0–1] of them, unless the question names the file.
+    pub context_file_share: Option<f64>,
     /// A `/rerank` endpoint (Cohere, Jina, Voyage, vLLM, Infinity, or
     /// text-embeddings-inference with `rerank_api = "tei"`) that scores the
     /// best hits of every search again. Off unless set.
@@ -405,6 +408,14 @@ pub fn settings(
     s.embed_avx512 = !env.embed_no_avx512;
     if let Some(t) = file.context_tokens {
         s.context_tokens = t;
+    }
+    if let Some(share) = file.context_file_share {
+        if !(share > 0.0 && share <= 1.0) {
+            bail!(ken_engine::EngineError::bad_input(format!(
+                "config.toml: context_file_share = {share}: give a share above 0 and at most 1 (1: no cap)"
+            )));
+        }
+        s.context_file_share = share;
     }
     if let Some(n) = file.open_repos {
         s.open_repos = n.max(1);

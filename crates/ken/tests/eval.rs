@@ -51,6 +51,17 @@ fn metrics_match_a_hand_computation() {
         .collect();
     assert_eq!(per.len(), 3);
     assert_eq!(per[0]["files"][0], "src/shop/session.py");
+    // what `ken ask` would give its model: q1's gold method and q2's gold
+    // file are in it, q3 finds nothing
+    assert_eq!(m["context_recall"], 0.667, "{m}");
+    assert_eq!(
+        per.iter()
+            .map(|p| p["context_hit"].clone())
+            .collect::<Vec<_>>(),
+        [true, true, false]
+    );
+    assert_eq!(per[2]["context_files"], 0);
+    assert!(per[0]["context_files"].as_u64().unwrap() >= 1);
 
     // the baseline mode runs on the same index
     let out = ken.run(&[

@@ -225,7 +225,7 @@ pub struct AskArgs {
     #[arg(long = "repo", value_name = "NAME")]
     pub repos: Vec<String>,
     /// Chunks retrieved per search step.
-    #[arg(short = 'n', long, default_value_t = 8)]
+    #[arg(short = 'n', long, default_value_t = ken_engine::ASK_LIMIT)]
     pub limit: usize,
     /// Print the answer when it is complete instead of as it arrives.
     #[arg(long)]

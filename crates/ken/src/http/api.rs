@@ -235,7 +235,7 @@ pub async fn ask(
     let req = AskRequest {
         question: body.question,
         repos: list(&body.repo),
-        limit: count("n", body.n, 8, 50)?,
+        limit: count("n", body.n, ken_engine::ASK_LIMIT, 50)?,
         expand: true,
         model: None,
         offline: body.offline.unwrap_or(false),

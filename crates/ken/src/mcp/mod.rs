@@ -324,7 +324,7 @@ impl KenMcp {
                 let req = ken_engine::AskRequest {
                     question: a.question,
                     repos: repos(&a.repo),
-                    limit: 8,
+                    limit: ken_engine::ASK_LIMIT,
                     expand: true,
                     model: None,
                     offline: false,
