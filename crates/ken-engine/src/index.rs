@@ -454,16 +454,9 @@ pub fn index(
     )?);
     store.finish()?;
     fill_counts(store, &mut report)?;
-    fleet_step(
-        &*stores,
-        &target.name,
-        store,
-        (&changed, &deletes),
-        seq_before,
-        &mut report,
-    );
     // Lexical search, symbols and the graph answer from here on; history,
-    // blame and the embeddings follow.
+    // blame, the collection index (it holds commit messages) and the
+    // embeddings follow.
     let searchable = started.elapsed();
     report.searchable_ms = Some(searchable.as_millis() as u64);
     progress.searchable(searchable);
@@ -475,6 +468,14 @@ pub fn index(
                 .into(),
         );
     }
+    fleet_step(
+        &*stores,
+        &target.name,
+        store,
+        (&changed, &deletes),
+        seq_before,
+        &mut report,
+    );
     if listing.entries.is_empty() && listing.skipped.is_empty() {
         report
             .warnings

@@ -30,14 +30,39 @@ enum Direction {
 }
 
 impl CodeGraph {
-    /// Definitions that call `node`, up to `depth` calls away.
+    /// Definitions that call `node`, up to `depth` calls away; a
+    /// recursive `node` is among its own callers, at depth 1.
     pub fn callers(&self, node: NodeId, depth: u32) -> Vec<Reached> {
-        self.walk(&[node], Direction::Up, Kinds::CALLS, depth)
+        let mut out = self.walk(&[node], Direction::Up, Kinds::CALLS, depth);
+        self.add_recursion(node, depth, &mut out);
+        out
     }
 
-    /// Definitions `node` calls directly.
+    /// Definitions `node` calls directly; a recursive `node` among them.
     pub fn callees(&self, node: NodeId) -> Vec<Reached> {
-        self.walk(&[node], Direction::Down, Kinds::CALLS, 1)
+        let mut out = self.walk(&[node], Direction::Down, Kinds::CALLS, 1);
+        self.add_recursion(node, 1, &mut out);
+        out
+    }
+
+    /// A walk never reaches its start again; a call of `node` from its own
+    /// body is still a caller (and a callee) of it, one call away.
+    fn add_recursion(&self, node: NodeId, depth: u32, out: &mut Vec<Reached>) {
+        if depth == 0 || node as usize >= self.node_count() {
+            return;
+        }
+        let recursive = self.out_edges(node).find(|&e| {
+            let edge = self.edge(e);
+            edge.to == node && Kinds::CALLS.contains(edge.kind)
+        });
+        if let Some(e) = recursive {
+            out.push(Reached {
+                node,
+                depth: 1,
+                via: vec![e],
+            });
+            out.sort_by_key(|r| (r.depth, r.node));
+        }
     }
 
     /// What depends on `node`, transitively, through every kind of
@@ -135,5 +160,44 @@ impl CodeGraph {
             .collect();
         out.sort_by_key(|r| (r.depth, r.node));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ken_core::RefKind;
+
+    use crate::{CodeGraph, DefKey, Edge, Rule};
+
+    fn call(from: &str, to: &str, line: u32) -> Edge {
+        Edge {
+            from: DefKey::new("a.py", from, 0),
+            to: DefKey::new("a.py", to, 0),
+            kind: RefKind::Call,
+            path: "a.py".into(),
+            line,
+            rule: Rule::Scope,
+            confidence: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_recursive_function_is_its_own_caller_and_callee() {
+        let g = CodeGraph::build([], &[call("walk", "walk", 3), call("main", "walk", 9)]);
+        let walk = g.id(&DefKey::new("a.py", "walk", 0)).unwrap();
+        let main = g.id(&DefKey::new("a.py", "main", 0)).unwrap();
+        let callers: Vec<_> = g
+            .callers(walk, 1)
+            .iter()
+            .map(|r| (r.node, r.depth))
+            .collect();
+        assert_eq!(callers.len(), 2);
+        assert!(callers.contains(&(walk, 1)) && callers.contains(&(main, 1)));
+        let callees: Vec<_> = g.callees(walk).iter().map(|r| r.node).collect();
+        assert_eq!(callees, [walk]);
+        // impact is what depends on it: not itself
+        assert!(g.impact(walk, 3).iter().all(|r| r.node != walk));
+        // and a function that does not call itself is not its own caller
+        assert!(g.callers(main, 2).is_empty());
     }
 }

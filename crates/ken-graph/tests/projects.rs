@@ -499,6 +499,8 @@ fn go_package() {
         "callees(CommandPath)",
         w.reached(&w.graph.callees(path)),
         &[
+            // `c.Parent().CommandPath()`: recursion, as a compiler sees it
+            "1 command.go:Command.CommandPath",
             "1 command.go:Command.Name",
             "1 parent.go:Command.HasParent",
             "1 parent.go:Command.Parent",
