@@ -192,6 +192,10 @@ pub struct Reference {
     pub line: u32,
     /// Qualified name of the enclosing definition (None at module level).
     pub from: Option<String>,
+    /// For an import: the name it binds in the file when that is not
+    /// `name` (`from m import a as b`, `import { a as b } from 'm'`: `b`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
 }
 
 /// What the syntax layer returns for one file: never an error.

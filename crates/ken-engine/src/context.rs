@@ -56,22 +56,67 @@ pub(crate) fn diversify(hits: Vec<Hit>, limit: usize, per_file: usize, question:
 }
 
 /// The question names the file: its path, or its file name with the
-/// extension (`files.rs`), as written. A bare stem (`files`) is too often
-/// an ordinary word to count.
+/// extension (`files.rs`), as written; or every word of a name of two
+/// words or more (`zsh_completions.go`, `ZshCompletions.ts`: "zsh
+/// completion"), plurals aside. A one-word stem (`files`) is too often an
+/// ordinary word to count.
 pub(crate) fn names_file(question: &str, path: &str) -> bool {
     let q = question.to_lowercase();
-    let path = path.to_lowercase();
-    let name = path.rsplit('/').next().unwrap_or(&path);
+    let lower = path.to_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
     let word_at = |i: usize, len: usize| {
         let before = q[..i].chars().next_back();
         let after = q[i + len..].chars().next();
         let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
         edge(before) && edge(after)
     };
-    name.contains('.')
-        && [path.as_str(), name]
+    if name.contains('.')
+        && [lower.as_str(), name]
             .iter()
             .any(|n| q.match_indices(*n).any(|(i, m)| word_at(i, m.len())))
+    {
+        return true;
+    }
+    let original = path.rsplit('/').next().unwrap_or(path);
+    let stem = original.split('.').next().unwrap_or(original);
+    let stem_words = words(stem);
+    if stem_words.len() < 2 {
+        return false;
+    }
+    let asked: std::collections::HashSet<String> = words(question).into_iter().collect();
+    stem_words.iter().all(|w| asked.contains(w))
+}
+
+/// Lowercase words of at least two letters, split at punctuation and at
+/// camelCase humps, a plural's `s` dropped.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    let mut push = |cur: &mut String| {
+        if cur.len() >= 2 {
+            let w = match cur.strip_suffix('s') {
+                Some(base) if base.len() >= 3 && !base.ends_with(['s', 'u']) => base.to_string(),
+                _ => cur.clone(),
+            };
+            out.push(w);
+        }
+        cur.clear();
+    };
+    for c in text.chars() {
+        if !c.is_alphanumeric() {
+            push(&mut cur);
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower {
+            push(&mut cur);
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    push(&mut cur);
+    out
 }
 
 /// A hit's lines read from its store, as the model sees them.
@@ -207,6 +252,26 @@ mod tests {
         assert!(!names_file("see myapp.py", "src/app.py"));
         assert!(!names_file("the app crashes", "src/app.py"));
         assert!(!names_file("Makefile rules", "Makefile"));
+    }
+
+    #[test]
+    fn a_name_of_several_words_is_named_by_its_words() {
+        assert!(names_file(
+            "Fix zsh completion on first use",
+            "zsh_completions.go"
+        ));
+        assert!(names_file("zsh completions break", "src/ZshCompletions.ts"));
+        assert!(!names_file("Fix zsh on first use", "zsh_completions.go"));
+        // one word is not enough: "files" is an ordinary word
+        assert!(!names_file(
+            "how are large files skipped?",
+            "history/files.rs"
+        ));
+        assert_eq!(words("parseHTTPConfig_v2"), ["parse", "httpconfig", "v2"]);
+        assert_eq!(
+            words("classes process status"),
+            ["classe", "process", "status"]
+        );
     }
 
     #[test]

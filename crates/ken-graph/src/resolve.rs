@@ -440,8 +440,10 @@ impl<'a> Resolver<'a> {
                     self.stars.extend(files);
                 }
             } else {
+                // `from m import a as b` binds `b`
+                let bound = reference.alias.as_deref().unwrap_or(name);
                 self.bindings
-                    .entry(name.to_string())
+                    .entry(bound.to_string())
                     .or_insert_with(|| target.clone());
                 // `import os.path` is used as `os.path.join`.
                 let spec = qualifier_segments(module).join(".");

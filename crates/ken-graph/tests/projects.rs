@@ -586,3 +586,50 @@ def test_f():
         w.edges().join("\n")
     );
 }
+
+const ALIASES: &str = r#"
+//- pkg/__init__.py
+//- pkg/helpers.py
+def render(x):
+    return x
+
+//- pkg/view.py
+from .helpers import render as render_page
+
+
+def show(x):
+    return render_page(x)
+
+//- src/serve.ts
+export function serveStatic(root: string): string {
+  return root
+}
+
+//- src/adapter.ts
+import { serveStatic as baseServeStatic } from './serve'
+
+export function serveStatic(root: string): string {
+  return baseServeStatic(root)
+}
+"#;
+
+#[test]
+fn an_import_is_bound_under_its_alias() {
+    let w = world(ALIASES);
+    for (from, to) in [
+        ("pkg/view.py:show", "pkg/helpers.py:render"),
+        ("src/adapter.ts:serveStatic", "src/serve.ts:serveStatic"),
+    ] {
+        assert!(
+            w.has_edge("call", from, to),
+            "call {from} -> {to}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    // the original name is not bound in the importing file
+    assert!(!w.has_edge(
+        "call",
+        "src/adapter.ts:serveStatic",
+        "src/adapter.ts:serveStatic"
+    ));
+}

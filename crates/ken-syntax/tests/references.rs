@@ -24,7 +24,7 @@ const CASES: &[Case] = &[
             "import 2 os.path :: path <- -",
             "import 3 json :: j <- -",
             "import 4 .config :: Config <- -",
-            "import 4 .config :: load <- -",
+            "import 4 .config :: load as load_config <- -",
             "import 5 ..base :: * <- -",
             "call 10 self :: step <- Base.run",
             "inherit 13 Base <- App",
@@ -94,7 +94,7 @@ const CASES: &[Case] = &[
             "import 4 ./view :: View <- -",
             "import 5 path :: path <- -",
             "import 6 ./router :: Router <- -",
-            "import 6 ./router :: Route <- -",
+            "import 6 ./router :: Route as R <- -",
             "import 7 ./utils :: utils <- -",
             "inherit 9 EventEmitter <- Application",
             "call 11 super <- Application.constructor",
@@ -365,15 +365,20 @@ const CASES: &[Case] = &[
     },
 ];
 
-/// `kind line qualifier :: name <- from`.
+/// `kind line qualifier :: name <- from`, an import's alias as `name as alias`.
 fn render(r: &Reference) -> String {
     let q = r
         .qualifier
         .as_deref()
         .map(|q| format!("{q} :: "))
         .unwrap_or_default();
+    let alias = r
+        .alias
+        .as_deref()
+        .map(|a| format!(" as {a}"))
+        .unwrap_or_default();
     format!(
-        "{} {} {q}{} <- {}",
+        "{} {} {q}{}{alias} <- {}",
         r.kind.name(),
         r.line,
         r.name,

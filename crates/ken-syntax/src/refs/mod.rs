@@ -270,6 +270,18 @@ impl<'a> Extractor<'a> {
 
     /// Record a reference at the current position.
     fn emit(&mut self, kind: RefKind, name: &str, qualifier: Option<&str>, row: usize) {
+        self.emit_aliased(kind, name, qualifier, row, None);
+    }
+
+    /// [`Self::emit`] of an import bound under `alias`.
+    fn emit_aliased(
+        &mut self,
+        kind: RefKind,
+        name: &str,
+        qualifier: Option<&str>,
+        row: usize,
+        alias: Option<&str>,
+    ) {
         let plausible = match kind {
             // Imported names may be file names (`stdio.h`, `json`).
             RefKind::Import => is_module(name),
@@ -302,6 +314,7 @@ impl<'a> Extractor<'a> {
             qualifier: qualifier.map(|q| capped(q.to_string(), MAX_QUALIFIER)),
             line,
             from: from.map(str::to_string),
+            alias: alias.filter(|a| is_name(a)).map(str::to_string),
         });
     }
 
@@ -309,7 +322,13 @@ impl<'a> Extractor<'a> {
     fn flush(&mut self, node: Node<'_>, found: &mut Vec<Found>) {
         self.at(node.start_byte());
         for f in found.drain(..) {
-            self.emit(f.kind, &f.name, f.qualifier.as_deref(), f.row);
+            self.emit_aliased(
+                f.kind,
+                &f.name,
+                f.qualifier.as_deref(),
+                f.row,
+                f.alias.as_deref(),
+            );
         }
     }
 

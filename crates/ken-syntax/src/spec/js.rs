@@ -208,7 +208,8 @@ fn import_ref(name: &str, module: &str, row: usize) -> Found {
 
 /// `import x, { a as b } from 'm'`, `import * as ns from 'm'`,
 /// `import x = require('m')`, `import 'm'`. Default and namespace imports
-/// are named by the name they bind; named imports by the imported name.
+/// are named by the name they bind; named imports by the imported name,
+/// bound under their alias (`b`).
 fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
     let Some(source) = node.child_by_field_name("source") else {
         return;
@@ -236,7 +237,7 @@ fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
                                 ));
                             }
                         }
-                        "named_imports" => specifiers(part, module, src, out),
+                        "named_imports" => specifiers(part, module, true, src, out),
                         _ => {}
                     }
                 }
@@ -255,13 +256,18 @@ fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
     }
 }
 
-/// `{ a, b as c }` in an import or export: the original names.
-fn specifiers(list: Node<'_>, module: &str, src: &[u8], out: &mut Vec<Found>) {
+/// `{ a, b as c }` in an import or export: the original names; an
+/// import's bound under its alias (`c`), which an export's is not.
+fn specifiers(list: Node<'_>, module: &str, import: bool, src: &[u8], out: &mut Vec<Found>) {
     let mut cursor = list.walk();
     for spec in list.named_children(&mut cursor) {
         if let Some(name) = spec.child_by_field_name("name") {
             let n = unquote(text(name, src));
-            out.push(import_ref(n, module, name.start_position().row));
+            let alias = spec
+                .child_by_field_name("alias")
+                .filter(|_| import)
+                .map(|a| unquote(text(a, src)));
+            out.push(import_ref(n, module, name.start_position().row).aliased(alias));
         }
     }
 }
@@ -277,7 +283,7 @@ fn export_from(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
         .named_children(&mut cursor)
         .find(|c| c.kind() == "export_clause");
     match clause {
-        Some(clause) => specifiers(clause, module, src, out),
+        Some(clause) => specifiers(clause, module, false, src, out),
         None => out.push(import_ref("*", module, node.start_position().row)),
     }
 }

@@ -70,16 +70,17 @@ fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
             Some(a) => text(a, src).to_string(),
             None => last_segment(&module).to_string(),
         };
-        out.push(Found {
-            kind: RefKind::Import,
+        out.push(Found::new(
+            RefKind::Import,
             name,
-            qualifier: Some(module),
-            row: child.start_position().row,
-        });
+            Some(module),
+            child.start_position().row,
+        ));
     }
 }
 
-/// `from a.b import c as d`: `c` from `a.b` (relative modules as written: `..a`).
+/// `from a.b import c as d`: `c` from `a.b`, bound as `d` (relative
+/// modules as written: `..a`).
 fn import_from(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
     let Some(module) = node.child_by_field_name("module_name") else {
         return;
@@ -87,17 +88,24 @@ fn import_from(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
     let module = dotted(module, src);
     let mut cursor = node.walk();
     for child in node.children_by_field_name("name", &mut cursor) {
-        let name = match child.kind() {
-            "aliased_import" => child.child_by_field_name("name"),
-            _ => Some(child),
+        let (name, alias) = match child.kind() {
+            "aliased_import" => (
+                child.child_by_field_name("name"),
+                child.child_by_field_name("alias"),
+            ),
+            _ => (Some(child), None),
         };
         if let Some(name) = name {
-            out.push(Found {
-                kind: RefKind::Import,
-                name: dotted(name, src),
-                qualifier: Some(module.clone()),
-                row: name.start_position().row,
-            });
+            let alias = alias.map(|a| text(a, src));
+            out.push(
+                Found::new(
+                    RefKind::Import,
+                    dotted(name, src),
+                    Some(module.clone()),
+                    name.start_position().row,
+                )
+                .aliased(alias),
+            );
         }
     }
     let mut cursor = node.walk();
@@ -105,11 +113,11 @@ fn import_from(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
         .named_children(&mut cursor)
         .find(|c| c.kind() == "wildcard_import")
     {
-        out.push(Found {
-            kind: RefKind::Import,
-            name: "*".to_string(),
-            qualifier: Some(module),
-            row: w.start_position().row,
-        });
+        out.push(Found::new(
+            RefKind::Import,
+            "*",
+            Some(module),
+            w.start_position().row,
+        ));
     }
 }

@@ -119,6 +119,8 @@ pub(crate) struct Found {
     pub qualifier: Option<String>,
     /// 0-based row.
     pub row: usize,
+    /// An import's local name, when not `name` (`a as b`: `b`).
+    pub alias: Option<String>,
 }
 
 impl Found {
@@ -133,7 +135,15 @@ impl Found {
             name: name.into(),
             qualifier,
             row,
+            alias: None,
         }
+    }
+
+    /// The same, bound under another local name (`a as b`); an alias
+    /// equal to the name is none.
+    pub fn aliased(mut self, alias: Option<&str>) -> Found {
+        self.alias = alias.filter(|a| *a != self.name).map(str::to_string);
+        self
     }
 }
 
