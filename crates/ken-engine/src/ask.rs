@@ -223,7 +223,15 @@ impl Gathering<'_> {
         let only: Vec<String> = if step.kind == StepKind::CommitCode {
             self.commit_files.iter().cloned().collect()
         } else {
-            step.paths.clone()
+            // a file named without its folder (`sizes.py`) is found in any
+            step.paths
+                .iter()
+                .flat_map(|p| {
+                    let anywhere =
+                        (!p.contains('/') && !p.contains('*')).then(|| format!("**/{p}"));
+                    std::iter::once(p.clone()).chain(anywhere)
+                })
+                .collect()
         };
         if step.kind == StepKind::CommitCode && only.is_empty() {
             return Ok(());

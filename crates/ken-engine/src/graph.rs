@@ -243,16 +243,34 @@ fn structure_in(
     }
     StructureResult {
         symbol: symbol.to_string(),
-        candidates: candidates
-            .iter()
-            .map(|c| DefRef {
+        candidates: one_per_symbol(&candidates),
+        results,
+    }
+}
+
+/// The candidates as definitions to pick from: the definitions of one
+/// qualified name in one file (`@overload` stubs and their implementation,
+/// a property's getter and setter, a C++ declaration and its definition)
+/// are one symbol, spanning all their lines; the walk starts from each.
+fn one_per_symbol(candidates: &[ken_graph::Candidate]) -> Vec<DefRef> {
+    let mut out: Vec<DefRef> = Vec::new();
+    for c in candidates {
+        let same = out
+            .iter_mut()
+            .find(|d| d.path == c.key.path && d.symbol == c.key.qualname);
+        match same {
+            Some(d) => {
+                d.start_line = d.start_line.min(c.start_line);
+                d.end_line = d.end_line.max(c.end_line);
+            }
+            None => out.push(DefRef {
                 path: c.key.path.clone(),
                 symbol: c.key.qualname.clone(),
                 kind: c.kind.name().to_string(),
                 start_line: c.start_line,
                 end_line: c.end_line,
-            })
-            .collect(),
-        results,
+            }),
+        }
     }
+    out
 }

@@ -50,6 +50,8 @@ pub struct Settings {
     pub context_tokens: usize,
     /// The most of a code step's chunks one file may give the model, as a
     /// share of them, unless the question names the file (1: no cap).
+    /// 0.375 (3 of 8) raised commits_dev's `context_recall` from 0.645 to
+    /// 0.722 (BENCHMARKS.md §31).
     pub context_file_share: f64,
     /// Clone and fetch any URL (file://, http://, private and loopback
     /// hosts); by default only https/ssh remotes on public addresses.
@@ -106,7 +108,7 @@ impl Settings {
             rerank_top: 20,
             llm: None,
             context_tokens: 6000,
-            context_file_share: 1.0,
+            context_file_share: 0.375,
             allow_private_urls: false,
             query_cache: 4096,
             open_repos: 64,

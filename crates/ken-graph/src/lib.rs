@@ -42,7 +42,8 @@
 //!    for its methods in languages with an implicit `this`); `self.m()` /
 //!    `this.m()` is a member of the enclosing class, else of its bases
 //!    (followed up to three levels, across files);
-//! 2. **imports** — names and module aliases bound by the file's imports,
+//! 2. **imports** — names and module aliases bound by the file's imports
+//!    (under their alias: `from m import a as b`, `import { a as b }`),
 //!    following re-exports (`from .app import Flask` in `__init__.py`);
 //!    a name reached through a module outside the repository (Python, Rust,
 //!    JS, where that can be told) is *external* and goes no further;
@@ -61,6 +62,10 @@
 //! [`Outcome::Ambiguous`] (several candidates; more than
 //! [`MAX_CANDIDATES`] are counted apart) or [`Outcome::Unresolved`] with a
 //! [`Reason`] — never guessed.
+//!
+//! A recursive definition is among its own callers and callees
+//! ([`CodeGraph::callers`]): a walk never reaches its start again, but a
+//! compiler counts the call.
 //!
 //! Edges go from the definition the reference is written in (a file's
 //! `<module>` pseudo-definition at top level) to the definition(s) named;

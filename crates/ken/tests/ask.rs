@@ -381,3 +381,61 @@ fn the_chat_model_reranks_the_code_when_asked_and_its_cost_is_reported() {
         "{v}"
     );
 }
+
+#[test]
+fn one_file_gives_no_more_than_its_share_of_the_context_unless_named() {
+    let r = Repo::new();
+    let mut big = String::new();
+    for i in 0..12 {
+        big.push_str(&format!(
+            "def skip_large_file_{i}(path, limit):\n    \"\"\"Skip a large file over the limit ({i}).\"\"\"\n    size = path.stat().st_size\n    if size > limit * {i}:\n        log.info(\"skipped %s: %d bytes\", path, size)\n        return True\n    if path.suffix in BINARY_SUFFIXES:\n        return True\n    return False\n\n\n"
+        ));
+    }
+    r.write("ingest/sizes.py", big);
+    for name in [
+        "walker", "reader", "filters", "scanner", "loader", "fetcher",
+    ] {
+        r.write(
+            &format!("ingest/{name}.py"),
+            format!("def {name}_skips(path, limit):\n    \"\"\"A large file is skipped by the {name}.\"\"\"\n    return path.size > limit\n"),
+        );
+    }
+    r.commit("ingest");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "ingest"]);
+    let from = |v: &Value, path: &str| {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["path"] == path)
+            .count()
+    };
+    let v = json(&ask(
+        &ken,
+        None,
+        &["--json", "how is a large file skipped?"],
+    ));
+    assert_eq!(v["sources"].as_array().unwrap().len(), 8, "{v}");
+    assert_eq!(from(&v, "ingest/sizes.py"), 3, "3 of 8 by default: {v}");
+    // named, the file is not capped (and a file named without its folder is found)
+    for q in [
+        "how does ingest/sizes.py skip a large file?",
+        "how does sizes.py skip a large file?",
+    ] {
+        let v = json(&ask(&ken, None, &["--json", q]));
+        assert!(from(&v, "ingest/sizes.py") > 3, "{q}: {v}");
+    }
+    // and the cap is a setting
+    std::fs::write(
+        ken.home.path().join("config.toml"),
+        "context_file_share = 1.0\n",
+    )
+    .unwrap();
+    let v = json(&ask(
+        &ken,
+        None,
+        &["--json", "how is a large file skipped?"],
+    ));
+    assert!(from(&v, "ingest/sizes.py") > 3, "{v}");
+}

@@ -141,3 +141,36 @@ fn graph_follows_commits_incrementally() {
         );
     }
 }
+
+#[test]
+fn overloads_and_a_property_pair_are_one_symbol_and_recursion_is_a_call() {
+    let r = Repo::new();
+    r.write(
+        "app/config.py",
+        "from typing import overload\n\n\nclass Config:\n    @property\n    def debug(self):\n        return self._debug\n\n    @debug.setter\n    def debug(self, value):\n        self._debug = value\n\n    @overload\n    def get(self, key: str) -> str: ...\n    @overload\n    def get(self, key: int) -> int: ...\n    def get(self, key):\n        return self.data[key]\n\n    def name(self):\n        return self.get('name')\n\n\ndef walk(node):\n    for child in node.children:\n        walk(child)\n\n\ndef main(config):\n    walk(config)\n",
+    );
+    r.commit("config");
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "app"]);
+
+    // the getter and the setter: one candidate spanning both (decorators included)
+    let v = ken.json(&["callers", "--json", "Config.debug"]);
+    let c = v["candidates"].as_array().unwrap();
+    assert_eq!(c.len(), 1, "{v}");
+    assert_eq!(
+        (c[0]["start_line"].as_u64(), c[0]["end_line"].as_u64()),
+        (Some(5), Some(11)),
+        "{v}"
+    );
+    // two `@overload` stubs and the implementation: one candidate, its callers found
+    let v = ken.json(&["callers", "--json", "Config.get"]);
+    assert_eq!(v["candidates"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(symbols(&v), [("Config.name".to_string(), 1)], "{v}");
+    // a recursive function calls itself
+    let v = ken.json(&["callers", "--json", "walk"]);
+    assert_eq!(
+        symbols(&v),
+        [("main".to_string(), 1), ("walk".to_string(), 1)],
+        "{v}"
+    );
+}
