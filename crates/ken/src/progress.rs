@@ -1,8 +1,8 @@
 //! A progress bar on stderr while indexing (terminals only), and what
 //! Ctrl-C means to `ken index`: before the snapshot is searchable it stops
-//! the run (what is written stays; the next run resumes), while embedding
-//! it stops the embedding and keeps what is embedded; a second Ctrl-C ends
-//! the process at once.
+//! the run (what is written stays; the next run resumes); once it is
+//! searchable, history and blame finish and the embedding stops, keeping
+//! what is embedded; a second Ctrl-C ends the process at once.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,7 +16,7 @@ pub struct Bar {
     bar: Option<ProgressBar>,
     /// Ctrl-C presses since `watch_interrupts` (none without it).
     interrupts: Option<&'static AtomicUsize>,
-    /// Embedding has begun: Ctrl-C no longer stops the run.
+    /// The snapshot is searchable: Ctrl-C no longer stops the run.
     embedding: AtomicBool,
 }
 
@@ -96,6 +96,9 @@ impl Progress for Bar {
     }
 
     fn searchable(&self, elapsed: Duration) {
+        // from here a Ctrl-C keeps the index: history and blame finish,
+        // the embedding stops at its first batch
+        self.embedding.store(true, Ordering::SeqCst);
         if let Some(b) = &self.bar {
             b.println(format!(
                 "  searchable after {:.1}s: `ken search` answers now (lexical, symbols, graph); \
