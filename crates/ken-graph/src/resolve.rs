@@ -535,6 +535,10 @@ impl<'a> Resolver<'a> {
                 if let Some((rule, ids)) = self.member_of_self(from, name, r.kind, false) {
                     return found(rule, ids, self);
                 }
+                // a base's member that no base in the repository defines:
+                // the base is a library's (never the caller itself, nor
+                // another definition of the name found by guessing)
+                return (Outcome::Unresolved(Reason::External), Vec::new());
             }
             _ => {}
         }

@@ -633,3 +633,37 @@ fn an_import_is_bound_under_its_alias() {
         "src/adapter.ts:serveStatic"
     ));
 }
+
+const SUPER_CALLS: &str = r#"
+//- cli.py
+import click
+
+
+class AppGroup(click.Group):
+    def group(self, *args, **kwargs):
+        kwargs.setdefault("cls", AppGroup)
+        return super().group(*args, **kwargs)
+
+
+class Base:
+    def run(self):
+        return 1
+
+
+class Child(Base):
+    def run(self):
+        return super().run() + 1
+"#;
+
+#[test]
+fn super_reaches_a_base_never_the_caller_itself() {
+    let w = world(SUPER_CALLS);
+    // click's Group is outside: no edge, and not one to itself by guessing
+    assert!(
+        !w.has_edge("call", "cli.py:AppGroup.group", "cli.py:AppGroup.group"),
+        "{}",
+        w.edges().join("\n")
+    );
+    assert!(w.has_edge("call", "cli.py:Child.run", "cli.py:Base.run"));
+    assert!(!w.has_edge("call", "cli.py:Child.run", "cli.py:Child.run"));
+}
