@@ -121,6 +121,12 @@ pub struct Step {
     pub kind: String,
     pub path: String,
     pub line: u32,
+    /// How the reference was tied to `to`: resolved by name, with the rule
+    /// that settled it (`scope`, `import`, `base`, `qualified`,
+    /// `same_file`, `unique_global`: the last two are guesses).
+    pub rule: String,
+    /// The rule's confidence, in (0, 1].
+    pub confidence: f32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -229,6 +235,8 @@ fn structure_in(
                     kind: ge.kind.name().to_string(),
                     path: graph.key(ge.from).path.clone(),
                     line: ge.line,
+                    rule: ge.rule.name().to_string(),
+                    confidence: ge.confidence,
                 }
             })
             .collect();

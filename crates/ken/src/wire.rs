@@ -577,6 +577,14 @@ pub struct ViaStep {
     pub kind: String,
     pub path: String,
     pub line: u32,
+    /// Resolved by name, by this rule: `scope`, `import`, `package`,
+    /// `base`, `qualified`, `same_file` or `unique_global` (the last two
+    /// are guesses).
+    #[serde(default)]
+    pub rule: String,
+    /// The rule's confidence, in (0, 1].
+    #[serde(default)]
+    pub confidence: f32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -640,6 +648,8 @@ impl Structure {
                             kind: s.kind.clone(),
                             path: s.path.clone(),
                             line: s.line,
+                            rule: s.rule.clone(),
+                            confidence: s.confidence,
                         })
                         .collect(),
                 })
@@ -1245,6 +1255,8 @@ mod tests {
                     kind: "call".into(),
                     path: "b.py".into(),
                     line: 6,
+                    rule: "import".into(),
+                    confidence: 1.0,
                 }],
             }],
         };
@@ -1259,7 +1271,8 @@ mod tests {
                 "symbol": "load", "repo": "r", "commit": "abc",
                 "candidates": [{"path": "a.py", "symbol": "load", "kind": "function", "start_line": 1, "end_line": 3}],
                 "results": [{"path": "b.py", "symbol": "main", "start_line": 5, "end_line": 9, "depth": 2,
-                    "via": [{"from": "b.py:main", "to": "a.py:run", "kind": "call", "path": "b.py", "line": 6}]}]
+                    "via": [{"from": "b.py:main", "to": "a.py:run", "kind": "call", "path": "b.py", "line": 6,
+                        "rule": "import", "confidence": 1.0}]}]
             })
         );
     }

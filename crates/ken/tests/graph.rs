@@ -50,6 +50,24 @@ fn callers_callees_impact_by_hand() {
     assert_eq!(v["symbol"], "load_orders");
     assert_eq!(v["candidates"].as_array().unwrap().len(), 1);
     assert_eq!(symbols(&v), [("monthly_report".to_string(), 1)]);
+    // each step says how it was resolved
+    let step = &v["results"][0]["via"][0];
+    assert_eq!(
+        (&step["kind"], &step["rule"]),
+        (&"call".into(), &"import".into()),
+        "{v}"
+    );
+    assert_eq!(step["confidence"], 1.0);
+    // `db.query(...)` on a `db` of unknown type: tied by its unique name, and said so
+    let v = ken.json(&["callers", "--json", "Database.query"]);
+    assert_eq!(v["results"][0]["via"][0]["rule"], "unique_global", "{v}");
+    let text = stdout(&ken.run(&["callers", "Database.query"]));
+    assert!(
+        text.contains("load_orders") && text.contains("guessed: call by name"),
+        "{text}"
+    );
+    let text = stdout(&ken.run(&["callers", "load_orders"]));
+    assert!(!text.contains("guessed"), "{text}");
 
     let v = ken.json(&["callees", "--json", "monthly_report"]);
     assert_eq!(

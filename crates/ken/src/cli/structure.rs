@@ -46,11 +46,20 @@ pub fn run(engine: &Engine, a: StructureArgs, walk: Walk, out: &Output) -> Resul
         return Ok(0);
     }
     for x in &r.results {
-        let depth = if matches!(walk, Walk::Impact { .. }) {
+        let mut depth = if matches!(walk, Walk::Impact { .. }) {
             format!("  depth {}", x.depth)
         } else {
             String::new()
         };
+        // the step next to the symbol, tied by a guess rather than by scope,
+        // imports or types
+        let near = match walk {
+            Walk::Callees => x.via.last(),
+            _ => x.via.first(),
+        };
+        if let Some(s) = near.filter(|s| matches!(s.rule.as_str(), "same_file" | "unique_global")) {
+            depth.push_str(&format!("  (guessed: {} by name)", s.kind));
+        }
         outln!(
             "{}  {}{}",
             out.cyan(&format!("{}:{}-{}", x.path, x.start_line, x.end_line)),
