@@ -1,8 +1,9 @@
 //! The hunk bookkeeping at the heart of blame, taken from gix-blame 0.20
 //! (`src/file/mod.rs` and `src/types.rs`; MIT OR Apache-2.0, by the
 //! gitoxide authors) so that one history walk can blame many files: gix's
-//! `blame::file` walks history once per file. The logic is unchanged; only
-//! the types were trimmed to what the walk needs.
+//! `blame::file` walks history once per file. The logic is unchanged; the
+//! types were trimmed to what the walk needs, and `process_change` is cut
+//! into one function per kind of change (each under 150 lines).
 
 use std::num::NonZeroU32;
 use std::ops::{AddAssign, Range, SubAssign};
@@ -150,12 +151,7 @@ fn process_change(
     hunk: Option<UnblamedHunk>,
     change: Option<Change>,
 ) -> (Option<UnblamedHunk>, Option<Change>) {
-    /// Since `range_with_end` is a range that is not inclusive at the end,
-    /// `range_with_end.end` is not part of `range_with_end`.
-    /// The first line that is `range_with_end.end - 1`.
-    fn actual_end_in_range(test: &Range<u32>, containing_range: &Range<u32>) -> bool {
-        (test.end - 1) >= containing_range.start && test.end <= containing_range.end
-    }
+    let ids = Ids { suspect, parent };
 
     // # General Rules
     // 1. If there is no suspect, immediately reschedule `hunk` and redo processing of `change`.
@@ -166,297 +162,29 @@ fn process_change(
     // 3. `change` *must* be returned if it is not fully included in `hunk`.
     match (hunk, change) {
         (Some(hunk), Some(Change::Unchanged(unchanged))) => {
-            let Some(range_in_suspect) = hunk.get_range(&suspect) else {
-                // We don’t clone blame to `parent` as `suspect` has nothing to do with this
-                // `hunk`.
-                new_hunks_to_blame.push(hunk);
-                return (None, Some(Change::Unchanged(unchanged)));
-            };
-
-            match (
-                range_in_suspect.contains(&unchanged.start),
-                actual_end_in_range(&unchanged, range_in_suspect),
-            ) {
-                (_, true) => {
-                    //     <------>  (hunk)
-                    // <------->     (unchanged)
-                    //
-                    // <---------->  (hunk)
-                    //     <--->     (unchanged)
-
-                    // skip over unchanged - there will be changes right after.
-                    (Some(hunk), None)
-                }
-                (true, false) => {
-                    // <-------->     (hunk)
-                    //     <------->  (unchanged)
-
-                    // Nothing to do with `hunk` except shifting it,
-                    // but `unchanged` needs to be checked against the next hunk to catch up.
-                    new_hunks_to_blame
-                        .push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
-                    (None, Some(Change::Unchanged(unchanged)))
-                }
-                (false, false) => {
-                    // Any of the following cases are handled by this branch:
-                    //    <--->      (hunk)
-                    // <---------->  (unchanged)
-                    //
-                    //       <---->  (hunk)
-                    // <-->          (unchanged)
-                    //
-                    // <-->          (hunk)
-                    //       <---->  (unchanged)
-
-                    if unchanged.end <= range_in_suspect.start {
-                        //       <---->  (hunk)
-                        // <-->          (unchanged)
-
-                        // Let changes catch up with us.
-                        (Some(hunk), None)
-                    } else {
-                        // <-->          (hunk)
-                        //       <---->  (unchanged)
-                        //
-                        //    <--->      (hunk)
-                        // <---------->  (unchanged)
-
-                        // Nothing to do with `hunk` except shifting it,
-                        // but `unchanged` needs to be checked against the next hunk to catch up.
-                        new_hunks_to_blame
-                            .push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
-                        (None, Some(Change::Unchanged(unchanged)))
-                    }
-                }
-            }
+            unchanged_in_hunk(new_hunks_to_blame, offset, ids, hunk, unchanged)
         }
         (Some(hunk), Some(Change::AddedOrReplaced(added, number_of_lines_deleted))) => {
-            let Some(range_in_suspect) = hunk.get_range(&suspect).cloned() else {
-                new_hunks_to_blame.push(hunk);
-                return (
-                    None,
-                    Some(Change::AddedOrReplaced(added, number_of_lines_deleted)),
-                );
-            };
-
-            let suspect_contains_added_start = range_in_suspect.contains(&added.start);
-            let suspect_contains_added_end = actual_end_in_range(&added, &range_in_suspect);
-            match (suspect_contains_added_start, suspect_contains_added_end) {
-                (true, true) => {
-                    // A perfect match of lines to take out of the unblamed portion.
-                    // <---------->  (hunk)
-                    //     <--->     (added)
-                    //     <--->     (blamed)
-                    // <-->     <->  (new hunk)
-
-                    // Split hunk at the start of added.
-                    let hunk_starting_at_added = match hunk.split_at(suspect, added.start) {
-                        Either::Left(hunk) => {
-                            // `added` starts with `hunk`, nothing to split.
-                            hunk
-                        }
-                        Either::Right((before, after)) => {
-                            // requeue the left side `before` after offsetting it…
-                            new_hunks_to_blame.push(
-                                before
-                                    .passed_blame(suspect, parent)
-                                    .shift_by(parent, *offset),
-                            );
-                            // …and treat `after` as `new_hunk`, which contains the `added` range.
-                            after
-                        }
-                    };
-
-                    *offset += added.end - added.start;
-                    *offset -= number_of_lines_deleted;
-
-                    // The overlapping `added` section was successfully located.
-                    // Re-split at the end of `added` to continue with what's after.
-                    match hunk_starting_at_added.split_at(suspect, added.end) {
-                        Either::Left(hunk) => {
-                            new_hunks_to_blame.push(hunk);
-
-                            // Nothing to split, so we are done with this hunk.
-                            (None, None)
-                        }
-                        Either::Right((hunk, after)) => {
-                            new_hunks_to_blame.push(hunk);
-
-                            // Keep processing the unblamed range after `added`
-                            (Some(after), None)
-                        }
-                    }
-                }
-                (true, false) => {
-                    // Added overlaps towards the end of `hunk`.
-                    // <-------->     (hunk)
-                    //     <------->  (added)
-                    //     <---->     (blamed)
-                    // <-->           (new hunk)
-
-                    let hunk_starting_at_added = match hunk.split_at(suspect, added.start) {
-                        Either::Left(hunk) => hunk,
-                        Either::Right((before, after)) => {
-                            // Keep looking for the left side of the unblamed portion.
-                            new_hunks_to_blame.push(
-                                before
-                                    .passed_blame(suspect, parent)
-                                    .shift_by(parent, *offset),
-                            );
-                            after
-                        }
-                    };
-
-                    // We can 'blame' the overlapping area of `added` and `hunk`.
-                    new_hunks_to_blame.push(hunk_starting_at_added);
-                    // Keep processing `added`, it's portion past `hunk` may still contribute.
-                    (
-                        None,
-                        Some(Change::AddedOrReplaced(added, number_of_lines_deleted)),
-                    )
-                }
-                (false, true) => {
-                    // Added reaches into the hunk, so we blame only the overlapping portion of it.
-                    //    <------->  (hunk)
-                    // <------>      (added)
-                    //    <--->      (blamed)
-                    //         <-->  (new hunk)
-
-                    *offset += added.end - added.start;
-                    *offset -= number_of_lines_deleted;
-
-                    match hunk.split_at(suspect, added.end) {
-                        Either::Left(hunk) => {
-                            new_hunks_to_blame.push(hunk);
-
-                            (None, None)
-                        }
-                        Either::Right((before, after)) => {
-                            new_hunks_to_blame.push(before);
-
-                            (Some(after), None)
-                        }
-                    }
-                }
-                (false, false) => {
-                    // Any of the following cases are handled by this branch:
-                    //    <--->      (hunk)
-                    // <---------->  (added)
-                    //
-                    //       <---->  (hunk)
-                    // <-->          (added)
-                    //
-                    // <-->          (hunk)
-                    //       <---->  (added)
-
-                    if added.end <= range_in_suspect.start {
-                        //       <---->  (hunk)
-                        // <-->          (added)
-
-                        *offset += added.end - added.start;
-                        *offset -= number_of_lines_deleted;
-
-                        // Let changes catchup with `hunk` after letting `added` contribute to the offset.
-                        (Some(hunk), None)
-                    } else if range_in_suspect.end <= added.start {
-                        // <-->          (hunk)
-                        //       <---->  (added)
-
-                        // Retry `hunk` once there is overlapping changes to process.
-                        new_hunks_to_blame
-                            .push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
-
-                        // Let hunks catchup with this change.
-                        (
-                            None,
-                            Some(Change::AddedOrReplaced(
-                                added.clone(),
-                                number_of_lines_deleted,
-                            )),
-                        )
-                    } else {
-                        // Discard the left side of `added`, keep track of `blamed`, and continue with the
-                        // right side of added that is going past `hunk`.
-                        //    <--->      (hunk)
-                        // <---------->  (added)
-                        //    <--->      (blamed)
-
-                        // Successfully blame the whole range.
-                        new_hunks_to_blame.push(hunk);
-
-                        // And keep processing `added` with future `hunks` that might be affected by it.
-                        (
-                            None,
-                            Some(Change::AddedOrReplaced(
-                                added.clone(),
-                                number_of_lines_deleted,
-                            )),
-                        )
-                    }
-                }
-            }
+            added_in_hunk(
+                new_hunks_to_blame,
+                offset,
+                ids,
+                hunk,
+                added,
+                number_of_lines_deleted,
+            )
         }
         (
             Some(hunk),
             Some(Change::Deleted(line_number_in_destination, number_of_lines_deleted)),
-        ) => {
-            let Some(range_in_suspect) = hunk.get_range(&suspect) else {
-                new_hunks_to_blame.push(hunk);
-                return (
-                    None,
-                    Some(Change::Deleted(
-                        line_number_in_destination,
-                        number_of_lines_deleted,
-                    )),
-                );
-            };
-
-            if line_number_in_destination < range_in_suspect.start {
-                //     <--->  (hunk)
-                //  |         (line_number_in_destination)
-
-                // Track the shift to `hunk` as it affects us, and keep catching up with changes.
-                *offset -= number_of_lines_deleted;
-                (Some(hunk), None)
-            } else if line_number_in_destination < range_in_suspect.end {
-                //  <----->  (hunk)
-                //     |     (line_number_in_destination)
-
-                let new_hunk = match hunk.split_at(suspect, line_number_in_destination) {
-                    Either::Left(hunk) => {
-                        // Nothing to split as `line_number_in_destination` is directly at start of `hunk`
-                        hunk
-                    }
-                    Either::Right((before, after)) => {
-                        // `before` isn't affected by deletion, so keep it for later.
-                        new_hunks_to_blame.push(
-                            before
-                                .passed_blame(suspect, parent)
-                                .shift_by(parent, *offset),
-                        );
-                        // after will be affected by offset, and we will see if there are more changes affecting it.
-                        after
-                    }
-                };
-                *offset -= number_of_lines_deleted;
-                (Some(new_hunk), None)
-            } else {
-                //  <--->     (hunk)
-                //         |  (line_number_in_destination)
-
-                // Catchup with changes.
-                new_hunks_to_blame
-                    .push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
-
-                (
-                    None,
-                    Some(Change::Deleted(
-                        line_number_in_destination,
-                        number_of_lines_deleted,
-                    )),
-                )
-            }
-        }
+        ) => deleted_in_hunk(
+            new_hunks_to_blame,
+            offset,
+            ids,
+            hunk,
+            line_number_in_destination,
+            number_of_lines_deleted,
+        ),
         (Some(hunk), None) => {
             // nothing to do - changes are exhausted, re-evaluate `hunk`.
             new_hunks_to_blame.push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
@@ -481,6 +209,356 @@ fn process_change(
             // Noop, caller shouldn't do that, but not our problem.
             (None, None)
         }
+    }
+}
+
+/// The blame walk's current commit (`suspect`) and the parent it passes
+/// blame to.
+#[derive(Clone, Copy)]
+struct Ids {
+    suspect: ObjectId,
+    parent: ObjectId,
+}
+
+/// Since `range_with_end` is a range that is not inclusive at the end,
+/// `range_with_end.end` is not part of `range_with_end`.
+/// The first line that is `range_with_end.end - 1`.
+fn actual_end_in_range(test: &Range<u32>, containing_range: &Range<u32>) -> bool {
+    (test.end - 1) >= containing_range.start && test.end <= containing_range.end
+}
+
+/// `hunk` against an unchanged range ([`process_change`]'s rules).
+fn unchanged_in_hunk(
+    new_hunks_to_blame: &mut Vec<UnblamedHunk>,
+    offset: &mut Offset,
+    ids: Ids,
+    hunk: UnblamedHunk,
+    unchanged: Range<u32>,
+) -> (Option<UnblamedHunk>, Option<Change>) {
+    let Ids { suspect, parent } = ids;
+    let Some(range_in_suspect) = hunk.get_range(&suspect) else {
+        // We don’t clone blame to `parent` as `suspect` has nothing to do with this
+        // `hunk`.
+        new_hunks_to_blame.push(hunk);
+        return (None, Some(Change::Unchanged(unchanged)));
+    };
+
+    match (
+        range_in_suspect.contains(&unchanged.start),
+        actual_end_in_range(&unchanged, range_in_suspect),
+    ) {
+        (_, true) => {
+            //     <------>  (hunk)
+            // <------->     (unchanged)
+            //
+            // <---------->  (hunk)
+            //     <--->     (unchanged)
+
+            // skip over unchanged - there will be changes right after.
+            (Some(hunk), None)
+        }
+        (true, false) => {
+            // <-------->     (hunk)
+            //     <------->  (unchanged)
+
+            // Nothing to do with `hunk` except shifting it,
+            // but `unchanged` needs to be checked against the next hunk to catch up.
+            new_hunks_to_blame.push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
+            (None, Some(Change::Unchanged(unchanged)))
+        }
+        (false, false) => {
+            // Any of the following cases are handled by this branch:
+            //    <--->      (hunk)
+            // <---------->  (unchanged)
+            //
+            //       <---->  (hunk)
+            // <-->          (unchanged)
+            //
+            // <-->          (hunk)
+            //       <---->  (unchanged)
+
+            if unchanged.end <= range_in_suspect.start {
+                //       <---->  (hunk)
+                // <-->          (unchanged)
+
+                // Let changes catch up with us.
+                (Some(hunk), None)
+            } else {
+                // <-->          (hunk)
+                //       <---->  (unchanged)
+                //
+                //    <--->      (hunk)
+                // <---------->  (unchanged)
+
+                // Nothing to do with `hunk` except shifting it,
+                // but `unchanged` needs to be checked against the next hunk to catch up.
+                new_hunks_to_blame
+                    .push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
+                (None, Some(Change::Unchanged(unchanged)))
+            }
+        }
+    }
+}
+
+/// `hunk` against added or replaced lines ([`process_change`]'s rules).
+fn added_in_hunk(
+    new_hunks_to_blame: &mut Vec<UnblamedHunk>,
+    offset: &mut Offset,
+    ids: Ids,
+    hunk: UnblamedHunk,
+    added: Range<u32>,
+    number_of_lines_deleted: u32,
+) -> (Option<UnblamedHunk>, Option<Change>) {
+    let Ids { suspect, parent } = ids;
+    let Some(range_in_suspect) = hunk.get_range(&suspect).cloned() else {
+        new_hunks_to_blame.push(hunk);
+        return (
+            None,
+            Some(Change::AddedOrReplaced(added, number_of_lines_deleted)),
+        );
+    };
+
+    let suspect_contains_added_start = range_in_suspect.contains(&added.start);
+    let suspect_contains_added_end = actual_end_in_range(&added, &range_in_suspect);
+    match (suspect_contains_added_start, suspect_contains_added_end) {
+        (true, true) => {
+            // A perfect match of lines to take out of the unblamed portion.
+            // <---------->  (hunk)
+            //     <--->     (added)
+            //     <--->     (blamed)
+            // <-->     <->  (new hunk)
+
+            // Split hunk at the start of added.
+            let hunk_starting_at_added = match hunk.split_at(suspect, added.start) {
+                Either::Left(hunk) => {
+                    // `added` starts with `hunk`, nothing to split.
+                    hunk
+                }
+                Either::Right((before, after)) => {
+                    // requeue the left side `before` after offsetting it…
+                    new_hunks_to_blame.push(
+                        before
+                            .passed_blame(suspect, parent)
+                            .shift_by(parent, *offset),
+                    );
+                    // …and treat `after` as `new_hunk`, which contains the `added` range.
+                    after
+                }
+            };
+
+            *offset += added.end - added.start;
+            *offset -= number_of_lines_deleted;
+
+            // The overlapping `added` section was successfully located.
+            // Re-split at the end of `added` to continue with what's after.
+            match hunk_starting_at_added.split_at(suspect, added.end) {
+                Either::Left(hunk) => {
+                    new_hunks_to_blame.push(hunk);
+
+                    // Nothing to split, so we are done with this hunk.
+                    (None, None)
+                }
+                Either::Right((hunk, after)) => {
+                    new_hunks_to_blame.push(hunk);
+
+                    // Keep processing the unblamed range after `added`
+                    (Some(after), None)
+                }
+            }
+        }
+        (true, false) => {
+            // Added overlaps towards the end of `hunk`.
+            // <-------->     (hunk)
+            //     <------->  (added)
+            //     <---->     (blamed)
+            // <-->           (new hunk)
+
+            let hunk_starting_at_added = match hunk.split_at(suspect, added.start) {
+                Either::Left(hunk) => hunk,
+                Either::Right((before, after)) => {
+                    // Keep looking for the left side of the unblamed portion.
+                    new_hunks_to_blame.push(
+                        before
+                            .passed_blame(suspect, parent)
+                            .shift_by(parent, *offset),
+                    );
+                    after
+                }
+            };
+
+            // We can 'blame' the overlapping area of `added` and `hunk`.
+            new_hunks_to_blame.push(hunk_starting_at_added);
+            // Keep processing `added`, it's portion past `hunk` may still contribute.
+            (
+                None,
+                Some(Change::AddedOrReplaced(added, number_of_lines_deleted)),
+            )
+        }
+        (false, true) => {
+            // Added reaches into the hunk, so we blame only the overlapping portion of it.
+            //    <------->  (hunk)
+            // <------>      (added)
+            //    <--->      (blamed)
+            //         <-->  (new hunk)
+
+            *offset += added.end - added.start;
+            *offset -= number_of_lines_deleted;
+
+            match hunk.split_at(suspect, added.end) {
+                Either::Left(hunk) => {
+                    new_hunks_to_blame.push(hunk);
+
+                    (None, None)
+                }
+                Either::Right((before, after)) => {
+                    new_hunks_to_blame.push(before);
+
+                    (Some(after), None)
+                }
+            }
+        }
+        (false, false) => added_around(
+            new_hunks_to_blame,
+            offset,
+            ids,
+            hunk,
+            added,
+            number_of_lines_deleted,
+            &range_in_suspect,
+        ),
+    }
+}
+
+/// [`added_in_hunk`] when neither end of `added` falls inside `hunk`.
+fn added_around(
+    new_hunks_to_blame: &mut Vec<UnblamedHunk>,
+    offset: &mut Offset,
+    ids: Ids,
+    hunk: UnblamedHunk,
+    added: Range<u32>,
+    number_of_lines_deleted: u32,
+    range_in_suspect: &Range<u32>,
+) -> (Option<UnblamedHunk>, Option<Change>) {
+    let Ids { suspect, parent } = ids;
+    // Any of the following cases are handled by this branch:
+    //    <--->      (hunk)
+    // <---------->  (added)
+    //
+    //       <---->  (hunk)
+    // <-->          (added)
+    //
+    // <-->          (hunk)
+    //       <---->  (added)
+
+    if added.end <= range_in_suspect.start {
+        //       <---->  (hunk)
+        // <-->          (added)
+
+        *offset += added.end - added.start;
+        *offset -= number_of_lines_deleted;
+
+        // Let changes catchup with `hunk` after letting `added` contribute to the offset.
+        (Some(hunk), None)
+    } else if range_in_suspect.end <= added.start {
+        // <-->          (hunk)
+        //       <---->  (added)
+
+        // Retry `hunk` once there is overlapping changes to process.
+        new_hunks_to_blame.push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
+
+        // Let hunks catchup with this change.
+        (
+            None,
+            Some(Change::AddedOrReplaced(
+                added.clone(),
+                number_of_lines_deleted,
+            )),
+        )
+    } else {
+        // Discard the left side of `added`, keep track of `blamed`, and continue with the
+        // right side of added that is going past `hunk`.
+        //    <--->      (hunk)
+        // <---------->  (added)
+        //    <--->      (blamed)
+
+        // Successfully blame the whole range.
+        new_hunks_to_blame.push(hunk);
+
+        // And keep processing `added` with future `hunks` that might be affected by it.
+        (
+            None,
+            Some(Change::AddedOrReplaced(
+                added.clone(),
+                number_of_lines_deleted,
+            )),
+        )
+    }
+}
+
+/// `hunk` against deleted lines ([`process_change`]'s rules).
+fn deleted_in_hunk(
+    new_hunks_to_blame: &mut Vec<UnblamedHunk>,
+    offset: &mut Offset,
+    ids: Ids,
+    hunk: UnblamedHunk,
+    line_number_in_destination: u32,
+    number_of_lines_deleted: u32,
+) -> (Option<UnblamedHunk>, Option<Change>) {
+    let Ids { suspect, parent } = ids;
+    let Some(range_in_suspect) = hunk.get_range(&suspect) else {
+        new_hunks_to_blame.push(hunk);
+        return (
+            None,
+            Some(Change::Deleted(
+                line_number_in_destination,
+                number_of_lines_deleted,
+            )),
+        );
+    };
+
+    if line_number_in_destination < range_in_suspect.start {
+        //     <--->  (hunk)
+        //  |         (line_number_in_destination)
+
+        // Track the shift to `hunk` as it affects us, and keep catching up with changes.
+        *offset -= number_of_lines_deleted;
+        (Some(hunk), None)
+    } else if line_number_in_destination < range_in_suspect.end {
+        //  <----->  (hunk)
+        //     |     (line_number_in_destination)
+
+        let new_hunk = match hunk.split_at(suspect, line_number_in_destination) {
+            Either::Left(hunk) => {
+                // Nothing to split as `line_number_in_destination` is directly at start of `hunk`
+                hunk
+            }
+            Either::Right((before, after)) => {
+                // `before` isn't affected by deletion, so keep it for later.
+                new_hunks_to_blame.push(
+                    before
+                        .passed_blame(suspect, parent)
+                        .shift_by(parent, *offset),
+                );
+                // after will be affected by offset, and we will see if there are more changes affecting it.
+                after
+            }
+        };
+        *offset -= number_of_lines_deleted;
+        (Some(new_hunk), None)
+    } else {
+        //  <--->     (hunk)
+        //         |  (line_number_in_destination)
+
+        // Catchup with changes.
+        new_hunks_to_blame.push(hunk.passed_blame(suspect, parent).shift_by(parent, *offset));
+
+        (
+            None,
+            Some(Change::Deleted(
+                line_number_in_destination,
+                number_of_lines_deleted,
+            )),
+        )
     }
 }
 
