@@ -399,55 +399,15 @@ pub fn index(
         }
     };
 
-    let pending_label = report
-        .commit
-        .clone()
-        .unwrap_or_else(|| "working tree".into());
-    store.set_state(&IndexState {
-        pending: Some(pending_label),
-        ..previous.clone()
-    })?;
-
-    // Compare with what is stored.
-    let (deletes, todo) = compare(store, &listing, &mut report)?;
-
-    let total_bytes: u64 = todo.iter().map(|e| e.size).sum();
-    progress.begin(todo.len() as u64, total_bytes);
-    let changed: Vec<String> = todo.iter().map(|e| e.path.clone()).collect();
-    if !deletes.is_empty() {
-        store.write_batch(Batch {
-            upserts: Vec::new(),
-            deletes: deletes.clone(),
-        })?;
-    }
-    process(
+    let (changed, deletes) = write_snapshot(
         settings,
-        &target.reader,
-        &todo,
+        &target,
+        &previous,
+        &listing,
         store,
         progress,
         &mut report,
     )?;
-    progress.end();
-    if progress.cancelled() {
-        // the batches written stay; the state still names the pending run
-        return Err(EngineError::stopped());
-    }
-
-    store.set_state(&IndexState {
-        name: Some(target.name.clone()),
-        commit: report.commit.clone(),
-        commit_time: target.commit.as_ref().map(|c| c.time),
-        worktree: target.worktree,
-        source: Some(target.source_label.clone()),
-        branch: target.branch.clone(),
-        indexed_at: Some(crate::time::now()),
-        pending: None,
-        left_out: left_out(&listing),
-        ranking: previous.ranking.clone(),
-        blamed_at: previous.blamed_at.clone(),
-        embedding_unfinished: previous.embedding_unfinished,
-    })?;
     let seq_after = store.batch_seq()?;
     report.graph = Some(graph::update_graph(
         store, &changed, &deletes, seq_before, seq_after,
@@ -491,6 +451,64 @@ pub fn index(
     report.ranking = tune_step(settings, store, embedder, report.embed.as_ref())?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// The snapshot's files against the store: the changed ones read and
+/// written, the gone ones deleted, then the state names the snapshot. The
+/// state names the run as pending meanwhile, so a stopped or killed run is
+/// resumed. Returns the paths changed and deleted.
+fn write_snapshot(
+    settings: &Settings,
+    target: &Target,
+    previous: &IndexState,
+    listing: &Listing,
+    store: &mut (dyn Store + Send + Sync),
+    progress: &dyn Progress,
+    report: &mut IndexReport,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let pending_label = report
+        .commit
+        .clone()
+        .unwrap_or_else(|| "working tree".into());
+    store.set_state(&IndexState {
+        pending: Some(pending_label),
+        ..previous.clone()
+    })?;
+
+    // Compare with what is stored.
+    let (deletes, todo) = compare(store, listing, report)?;
+
+    let total_bytes: u64 = todo.iter().map(|e| e.size).sum();
+    progress.begin(todo.len() as u64, total_bytes);
+    let changed: Vec<String> = todo.iter().map(|e| e.path.clone()).collect();
+    if !deletes.is_empty() {
+        store.write_batch(Batch {
+            upserts: Vec::new(),
+            deletes: deletes.clone(),
+        })?;
+    }
+    process(settings, &target.reader, &todo, store, progress, report)?;
+    progress.end();
+    if progress.cancelled() {
+        // the batches written stay; the state still names the pending run
+        return Err(EngineError::stopped());
+    }
+
+    store.set_state(&IndexState {
+        name: Some(target.name.clone()),
+        commit: report.commit.clone(),
+        commit_time: target.commit.as_ref().map(|c| c.time),
+        worktree: target.worktree,
+        source: Some(target.source_label.clone()),
+        branch: target.branch.clone(),
+        indexed_at: Some(crate::time::now()),
+        pending: None,
+        left_out: left_out(listing),
+        ranking: previous.ranking.clone(),
+        blamed_at: previous.blamed_at.clone(),
+        embedding_unfinished: previous.embedding_unfinished,
+    })?;
+    Ok((changed, deletes))
 }
 
 /// Two names, one storage key (`a/b` and `a__b`): never one index for both.

@@ -210,10 +210,12 @@ impl Engine {
     /// runner starts, so the embedding a quick `ken index` left completes
     /// without anyone asking. Returns the jobs queued (or found queued).
     pub fn queue_unfinished(&self) -> Result<Vec<Job>> {
-        let embeds = self.embedder().ok().flatten().is_some();
         let mut jobs = Vec::new();
         for r in self.repos(&Access::All)? {
-            if r.state.pending.is_some() || (embeds && r.state.embedding_unfinished) {
+            // the model is loaded only when an embedding waits for it
+            let resume = r.state.pending.is_some()
+                || (r.state.embedding_unfinished && self.embedder().ok().flatten().is_some());
+            if resume {
                 jobs.push(self.queue_resume(&r)?);
             }
         }

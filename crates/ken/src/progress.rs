@@ -17,7 +17,7 @@ pub struct Bar {
     /// Ctrl-C presses since `watch_interrupts` (none without it).
     interrupts: Option<&'static AtomicUsize>,
     /// The snapshot is searchable: Ctrl-C no longer stops the run.
-    embedding: AtomicBool,
+    searchable: AtomicBool,
 }
 
 /// Ctrl-C presses seen by the handler `watch_interrupts` installs.
@@ -64,7 +64,7 @@ impl Bar {
         Bar {
             bar,
             interrupts: None,
-            embedding: AtomicBool::new(false),
+            searchable: AtomicBool::new(false),
         }
     }
 }
@@ -98,14 +98,14 @@ impl Progress for Bar {
     fn searchable(&self, elapsed: Duration) {
         // from here a Ctrl-C keeps the index: history and blame finish,
         // the embedding stops at its first batch
-        self.embedding.store(true, Ordering::SeqCst);
+        self.searchable.store(true, Ordering::SeqCst);
         if let Some(b) = &self.bar {
             b.println(format!(
                 "  searchable after {:.1}s: `ken search` answers now (lexical, symbols, graph); \
                  history and embeddings follow{}",
                 elapsed.as_secs_f64(),
                 if self.interrupts.is_some() {
-                    " (Ctrl-C while embedding keeps what is done; the next `ken index` or a running `ken serve`/`ken worker` finishes it)"
+                    " (Ctrl-C while embedding keeps what is done; the next `ken index`, or `ken serve`/`ken worker` when it starts, finishes it)"
                 } else {
                     ""
                 }
@@ -116,7 +116,7 @@ impl Progress for Bar {
 
 impl EmbedProgress for Bar {
     fn cancelled(&self) -> bool {
-        self.interrupted() && !self.embedding.load(Ordering::SeqCst)
+        self.interrupted() && !self.searchable.load(Ordering::SeqCst)
     }
 
     fn stop_embedding(&self) -> bool {
@@ -124,7 +124,8 @@ impl EmbedProgress for Bar {
     }
 
     fn embed_begin(&self, todo: u64, cached: u64) {
-        self.embedding.store(true, Ordering::SeqCst);
+        // an up-to-date run embeds without passing `searchable`
+        self.searchable.store(true, Ordering::SeqCst);
         if let Some(b) = &self.bar {
             b.reset();
             b.set_length(todo);

@@ -250,15 +250,41 @@ fn killed_embedding_resumes_and_search_reports_coverage() {
     assert!(notes.contains("semantic coverage"), "{v}");
 }
 
-/// Embedding progress of the only repository: (embedded, chunks, indexed).
-fn embedding_progress(ken: &Ken) -> Option<(u64, u64, u64)> {
+/// The only repository's embedding as `ken status --json` shows it:
+/// (embedded, chunks, indexed) when it has vectors, and whether a run left
+/// it unfinished.
+fn embedding_state(ken: &Ken) -> (Option<(u64, u64, u64)>, bool) {
     let v = ken.json(&["status", "--json"]);
-    let e = v["repos"][0]["embeddings"].as_array()?.first()?.clone();
-    Some((
-        e["embedded"].as_u64()?,
-        e["chunks"].as_u64()?,
-        e["indexed"].as_u64()?,
-    ))
+    let repo = &v["repos"][0];
+    let progress = repo["embeddings"]
+        .as_array()
+        .and_then(|a| a.first())
+        .and_then(|e| {
+            Some((
+                e["embedded"].as_u64()?,
+                e["chunks"].as_u64()?,
+                e["indexed"].as_u64()?,
+            ))
+        });
+    (progress, repo["embedding_unfinished"] == true)
+}
+
+/// `look` every `every` until `done` holds of what it saw or `within`
+/// passes; the last look.
+fn poll<T>(
+    within: Duration,
+    every: Duration,
+    look: impl Fn() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let t0 = std::time::Instant::now();
+    loop {
+        std::thread::sleep(every);
+        let seen = look();
+        if done(&seen) || t0.elapsed() >= within {
+            return seen;
+        }
+    }
 }
 
 #[test]
@@ -273,15 +299,12 @@ fn ctrl_c_while_embedding_keeps_the_index_and_what_is_embedded() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = std::time::Instant::now();
-    let mut seen = None;
-    while t0.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(300));
-        seen = embedding_progress(&ken);
-        if seen.is_some_and(|(embedded, _, _)| embedded > 0) {
-            break;
-        }
-    }
+    let (seen, _) = poll(
+        Duration::from_secs(120),
+        Duration::from_millis(300),
+        || embedding_state(&ken),
+        |(seen, _)| seen.is_some_and(|(embedded, _, _)| embedded > 0),
+    );
     assert!(
         seen.is_some_and(|(e, c, _)| e > 0 && e < c),
         "caught mid-embedding: {seen:?}"
@@ -333,22 +356,20 @@ fn a_worker_finishes_the_embedding_a_run_left() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = std::time::Instant::now();
-    let mut seen = None;
-    let mut unfinished = serde_json::Value::Null;
-    while t0.elapsed() < Duration::from_secs(300) {
-        std::thread::sleep(Duration::from_millis(500));
-        seen = embedding_progress(&ken);
-        unfinished = ken.json(&["status", "--json"])["repos"][0]["embedding_unfinished"].clone();
-        if seen.is_some_and(|(e, c, i)| e == c && i >= c) && unfinished.is_null() {
-            break;
-        }
-    }
+    let complete = |(seen, unfinished): &(Option<(u64, u64, u64)>, bool)| {
+        seen.is_some_and(|(e, c, i)| e == c && i >= c) && !unfinished
+    };
+    let last = poll(
+        Duration::from_secs(300),
+        Duration::from_millis(500),
+        || embedding_state(&ken),
+        complete,
+    );
     let _ = worker.kill();
     let _ = worker.wait();
     assert!(
-        seen.is_some_and(|(e, c, i)| e == c && i >= c) && unfinished.is_null(),
-        "the worker embedded the rest without being asked: {seen:?}, unfinished {unfinished}"
+        complete(&last),
+        "the worker embedded the rest without being asked: {last:?}"
     );
     let jobs = ken.json(&["jobs", "list", "--json"]);
     let origins: Vec<&str> = jobs["jobs"]

@@ -80,7 +80,7 @@ fn print_summary(r: &IndexReport, out: &Output) {
     }
     match &r.embed {
         Some(e) if e.left > 0 => outln!(
-            "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index · {} left for the next `ken index` or a running `ken serve`/`ken worker` ({})",
+            "  embedded {} texts with {} in {:.1}s ({} cached) · {} vectors in the index · {} left for the next `ken index`, or `ken serve`/`ken worker` when it starts ({})",
             e.embedded,
             e.model,
             e.seconds,

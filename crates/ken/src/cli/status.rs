@@ -61,7 +61,7 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
                 e.chunks,
                 e.indexed,
                 if e.embedded < e.chunks {
-                    " — `ken index` or a running `ken serve`/`ken worker` finishes it (searches work meanwhile)"
+                    " — `ken index`, or `ken serve`/`ken worker` when it starts, finishes it (searches work meanwhile)"
                 } else {
                     ""
                 }
