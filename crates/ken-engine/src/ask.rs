@@ -16,6 +16,7 @@ use ken_store::Store;
 use serde::Serialize;
 
 use crate::graph::Walk;
+use crate::question::Question;
 use crate::repo::OpenRepo;
 use crate::search::{Mode, RerankCost, SearchEnv, SearchRequest, search_store};
 use crate::time::format_date;
@@ -274,12 +275,13 @@ impl Gathering<'_> {
         };
         let settings = self.settings;
         let mut lines = vec![format!("People who know {what}:")];
+        let question = Question::read(&what, settings.rank.issue_words);
         for r in self.repos {
             let vectors = match self.embedder {
                 Some(e) => r.vectors(e.id())?,
                 None => None,
             };
-            let template = r.template_for(&what, &settings.rank)?;
+            let template = r.template_for(&question, &settings.rank)?;
             let env = SearchEnv {
                 rank: &settings.rank,
                 embedder: self.embedder,
@@ -288,7 +290,7 @@ impl Gathering<'_> {
                 churn: None,
                 template: template.as_deref(),
             };
-            let w = who_store(&*r.store, &r.ids, &what, r.now(), 5, env)?;
+            let w = who_store(&*r.store, &r.ids, &question, r.now(), 5, env)?;
             out.results += w.people.len();
             for p in w.people {
                 let ev: Vec<String> = p
@@ -350,7 +352,7 @@ impl Gathering<'_> {
 
     fn impact(&mut self, step: &Step, topic: &str, out: &mut StepOutcome) -> Result<()> {
         let symbols: Vec<String> = if step.symbols.is_empty() {
-            crate::query::identifiers(topic)
+            crate::question::identifiers(topic)
                 .into_iter()
                 .filter(|i| i.strong)
                 .map(|i| i.text)
@@ -587,12 +589,16 @@ fn retrieve(
     embedder: Option<&dyn Embedder>,
 ) -> Result<Vec<Hit>> {
     let mut lists = Vec::new();
+    let questions: Vec<Question> = queries
+        .iter()
+        .map(|q| Question::read(q, settings.rank.issue_words))
+        .collect();
     for r in repos {
         let vectors = match embedder {
             Some(e) => r.vectors(e.id())?,
             None => None,
         };
-        for q in queries {
+        for q in &questions {
             let rank = settings.rank.for_question(&r.state, q);
             let churn = r.churn(&rank)?;
             let template = r.template_for(q, &rank)?;
@@ -609,13 +615,14 @@ fn retrieve(
                 ..Filters::default()
             };
             let req = SearchRequest {
-                query: q.clone(),
+                query: q.text.clone(),
                 limit,
                 filters,
                 files: false,
                 mode: Mode::Hybrid,
             };
-            let hits = search_store(&*r.store, &r.name, r.state.commit.as_deref(), &req, env)?.hits;
+            let commit = r.state.commit.as_deref();
+            let hits = search_store(&*r.store, &r.name, commit, &req, q, env)?.hits;
             lists.push(
                 hits.into_iter()
                     .map(|h| {

@@ -16,6 +16,7 @@ use ken_llm::{ChatClient, ChatModel};
 use ken_store::{Home, HomeStore, StoreProvider, SymbolTier};
 use serde::Serialize;
 
+use crate::access::Access;
 use crate::ask::{AskObserver, AskRequest, AskResponse};
 use crate::graph::{StructureResult, Walk};
 use crate::index::{IndexReport, IndexRequest, Progress};
@@ -25,25 +26,6 @@ use crate::search::{SearchRequest, SearchResponse};
 use crate::status::RepoStatus;
 use crate::who::{LogHit, LogSearchRequest, WhoResponse};
 use crate::{EngineError, RerankerSpec, Result, Settings};
-
-/// Which repositories a caller may see.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Access {
-    All,
-    /// Only these names.
-    Only(Vec<String>),
-}
-
-impl Access {
-    /// May the caller see the repository named `name`? Names compare as
-    /// written: a store's key for a name (`a__b` for `a/b`) is not the name.
-    pub fn allows(&self, name: &str) -> bool {
-        match self {
-            Access::All => true,
-            Access::Only(names) => names.iter().any(|n| n == name),
-        }
-    }
-}
 
 /// A definition found by name.
 #[derive(Debug, Clone, Serialize)]
@@ -315,7 +297,7 @@ impl Engine {
         }
         if names.is_empty() {
             // a branch's index is reached by a `branch:` filter or by name
-            let keep = crate::follow::without_branches(all.iter().map(|r| r.name.clone()));
+            let keep = crate::branch::without_branches(all.iter().map(|r| r.name.clone()));
             return Ok(all.into_iter().filter(|r| keep.contains(&r.name)).collect());
         }
         let mut out = Vec::new();

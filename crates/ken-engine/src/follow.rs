@@ -25,10 +25,10 @@ use ken_source::{GitRepo, HostKind, HostQuery};
 use ken_store::RemoteHead;
 use serde::Serialize;
 
-use crate::engine::Access;
+use crate::access::Access;
+use crate::access::{Principal, Scope};
 use crate::jobs::IndexJob;
 use crate::repo::OpenRepo;
-use crate::tokens::{Principal, Scope};
 use crate::{Engine, EngineError, Result, home};
 
 /// Which host's repositories to list.
@@ -272,7 +272,7 @@ impl Engine {
                 filters.branches.iter().any(|f| f == b)
                     && (filters.repos.is_empty()
                         || filters.repos.iter().any(|n| {
-                            *n == r.name || n == crate::index::branch_base(&r.name, Some(b))
+                            *n == r.name || n == crate::branch::branch_base(&r.name, Some(b))
                         }))
             })
             .cloned()
@@ -372,7 +372,7 @@ impl Engine {
                     allow_private: settings.allow_private_urls,
                 },
             )?;
-            let dest = home::clone_dir(&settings.home, crate::index::branch_base(&r.name, branch));
+            let dest = home::clone_dir(&settings.home, crate::branch::branch_base(&r.name, branch));
             let default_rev =
                 ken_source::clone_or_fetch(&remote, &dest, settings.git_token.as_deref())?;
             let repo = GitRepo::open(&dest)?;
@@ -446,46 +446,5 @@ impl Engine {
             });
         }
         Ok(out)
-    }
-}
-
-/// `names` (or storage keys) without the indexes of branches: `NAME@BRANCH`
-/// while `NAME` is there too. A search reaches those by a `branch:` filter
-/// or by name only, so that one repository's files are not listed once per
-/// branch.
-pub(crate) fn without_branches(names: impl IntoIterator<Item = String>) -> HashSet<String> {
-    let all: HashSet<String> = names.into_iter().collect();
-    all.iter()
-        .filter(|n| !is_branch_entry(n, &all))
-        .cloned()
-        .collect()
-}
-
-/// An index that follows a branch under its repository's name plus
-/// `@BRANCH` (see [`without_branches`]).
-pub(crate) fn is_branch_index(r: &OpenRepo) -> bool {
-    r.state.branch.as_deref().is_some_and(|b| {
-        r.name
-            .strip_suffix(b)
-            .is_some_and(|n| n.len() > 1 && n.ends_with('@'))
-    })
-}
-
-fn is_branch_entry(name: &str, all: &HashSet<String>) -> bool {
-    name.match_indices('@')
-        .any(|(at, _)| at > 0 && at + 1 < name.len() && all.contains(&name[..at]))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn branch_indexes_are_left_out_while_their_repository_is_there() {
-        let names = ["flask", "flask@2.3.x", "me@home", "a/b", "a/b@release/1"].map(String::from);
-        let left = without_branches(names);
-        let mut left: Vec<&str> = left.iter().map(String::as_str).collect();
-        left.sort();
-        assert_eq!(left, ["a/b", "flask", "me@home"]);
     }
 }

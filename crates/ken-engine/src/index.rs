@@ -199,7 +199,7 @@ fn resolve(settings: &Settings, req: &IndexRequest) -> Result<Target> {
             },
         )?;
         // the branches of one repository share its clone
-        let dest = home::clone_dir(&settings.home, branch_base(&name, branch));
+        let dest = home::clone_dir(&settings.home, crate::branch::branch_base(&name, branch));
         let default_rev =
             ken_source::clone_or_fetch(&remote, &dest, settings.git_token.as_deref())?;
         let repo = GitRepo::open(&dest)?;
@@ -289,19 +289,6 @@ fn check_branch(b: &str) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The name of the repository a branch's index belongs to: `flask` for
-/// `flask@2.3.x` following `2.3.x`.
-pub(crate) fn branch_base<'a>(name: &'a str, branch: Option<&str>) -> &'a str {
-    match branch {
-        Some(b) => name
-            .strip_suffix(b)
-            .and_then(|n| n.strip_suffix('@'))
-            .filter(|n| !n.is_empty())
-            .unwrap_or(name),
-        None => name,
-    }
 }
 
 /// A folder outside any git repository: its files as they are on disk,
@@ -1014,12 +1001,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn branches_name_their_index_and_share_the_clone() {
-        assert_eq!(branch_base("flask@2.3.x", Some("2.3.x")), "flask");
-        assert_eq!(branch_base("a/b@release/1", Some("release/1")), "a/b");
-        assert_eq!(branch_base("flask-lts", Some("2.3.x")), "flask-lts");
-        assert_eq!(branch_base("@main", Some("main")), "@main");
-        assert_eq!(branch_base("flask", None), "flask");
+    fn branch_names_git_would_refuse_are_refused() {
         for ok in ["main", "2.3.x", "release/1.0", "feature_x-y"] {
             assert!(check_branch(ok).is_ok(), "{ok}");
         }

@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 use ken_store::{Home, JobRecord, JobState, NewJob};
 use serde::Serialize;
 
-use crate::engine::Access;
+use crate::access::Access;
+use crate::access::{Principal, Scope, random_hex};
 use crate::index::{IndexReport, IndexRequest, Progress};
 use crate::repo::OpenRepo;
 use crate::semantic::EmbedProgress;
-use crate::tokens::{Principal, Scope, random_hex};
 use crate::{Edge, Engine, EngineError, ErrorKind, Result};
 
 /// How often a running job beats, at most (a third of `job_stale_secs` when that is shorter).

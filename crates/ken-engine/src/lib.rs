@@ -8,13 +8,14 @@
 //! re-exported here; the modules themselves are private, so the engine's
 //! inside can change without an edge noticing.
 
+mod access;
 mod ask;
+mod branch;
 mod churn;
 mod context;
 mod engine;
 mod error;
 mod eval;
-mod eval_across;
 mod expand;
 mod fleet;
 mod follow;
@@ -28,8 +29,8 @@ mod jobs;
 pub mod models;
 mod params;
 mod people;
-mod query;
 mod query_cache;
+mod question;
 mod repo;
 mod report;
 mod request;
@@ -44,10 +45,11 @@ mod tokens;
 mod tune;
 mod who;
 
+pub use access::{Access, Principal, Scope};
 pub use ask::{AskObserver, AskRequest, AskResponse, Quiet, StepOutcome};
 pub use context::ASK_LIMIT;
 pub use engine::{
-    Access, Area, BlameRange, Engine, FileBlame, FileRange, PersonView, StructureAnswer, SymbolHit,
+    Area, BlameRange, Engine, FileBlame, FileRange, PersonView, StructureAnswer, SymbolHit,
     highlight,
 };
 pub use error::{Edge, EngineError, ErrorKind, Result};
@@ -67,7 +69,6 @@ pub use settings::{RerankerSpec, Settings};
 pub use status::RepoStatus;
 pub use tickets::TicketEvidence;
 pub use time::{format_date, now};
-pub use tokens::{Principal, Scope};
 pub use who::{LogHit, LogSearchRequest, WhoResponse};
 
 /// Types of the crates below the engine that its API speaks: claim marks
@@ -84,7 +85,7 @@ pub use ken_store::{JobState, RemoteHead, TunedRanking};
 /// research); not an API, and it may change at any time.
 #[doc(hidden)]
 pub mod research {
-    pub use crate::query::identifiers;
+    pub use crate::question::identifiers;
     pub use crate::search::file_prior;
     pub use crate::semantic::{EmbedderSpec, dense_search, open_embedder};
 }

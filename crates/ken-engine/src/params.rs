@@ -242,19 +242,18 @@ impl RankParams {
     /// messages had code too, and the constants otherwise (BENCHMARKS.md
     /// §27: SWE-bench Lite's reports lose with the learned fusion, and
     /// commits_dev does not move).
-    pub fn for_question(&self, state: &ken_store::IndexState, query: &str) -> RankParams {
+    pub fn for_question(
+        &self,
+        state: &ken_store::IndexState,
+        question: &crate::question::Question,
+    ) -> RankParams {
         // the question is read only when something learned is in use
         let in_use = state
             .ranking
             .as_ref()
             .filter(|t| self.learned && !t.params.is_empty());
         match in_use {
-            Some(t)
-                if t.code_questions < LEARNED_SHAPE_MIN
-                    && crate::issue::has_code(query, self.issue_words) =>
-            {
-                self.clone()
-            }
+            Some(t) if t.code_questions < LEARNED_SHAPE_MIN && question.has_code => self.clone(),
             _ => self.for_repo(state),
         }
     }
@@ -304,6 +303,8 @@ mod tests {
         }
     }
 
+    use crate::question::Question;
+
     const REPORT: &str = "Wrong kind\n\n```\nd = Derivative(A, x)\nd.kind\n```\n";
     const MESSAGE: &str = "Speed up the pool\n\nThe pool was too small.\nNow it grows.\n";
 
@@ -312,17 +313,37 @@ mod tests {
         let p = RankParams::default();
         // learned from messages without code: messages get it, reports do not
         let few = state(LEARNED_SHAPE_MIN - 1);
-        assert_eq!(p.for_question(&few, MESSAGE).w_file, 9.0);
-        assert_eq!(p.for_question(&few, "pool size").w_file, 9.0);
-        assert_eq!(p.for_question(&few, REPORT).w_file, p.w_file);
+        assert_eq!(
+            p.for_question(&few, &Question::read(MESSAGE, p.issue_words))
+                .w_file,
+            9.0
+        );
+        assert_eq!(
+            p.for_question(&few, &Question::read("pool size", p.issue_words))
+                .w_file,
+            9.0
+        );
+        assert_eq!(
+            p.for_question(&few, &Question::read(REPORT, p.issue_words))
+                .w_file,
+            p.w_file
+        );
         // learned from enough messages with code: reports get it too
         let many = state(LEARNED_SHAPE_MIN);
-        assert_eq!(p.for_question(&many, REPORT).w_file, 9.0);
+        assert_eq!(
+            p.for_question(&many, &Question::read(REPORT, p.issue_words))
+                .w_file,
+            9.0
+        );
         // learning switched off: nobody gets it
         let off = RankParams {
             learned: false,
             ..RankParams::default()
         };
-        assert_eq!(off.for_question(&many, MESSAGE).w_file, p.w_file);
+        assert_eq!(
+            off.for_question(&many, &Question::read(MESSAGE, p.issue_words))
+                .w_file,
+            p.w_file
+        );
     }
 }

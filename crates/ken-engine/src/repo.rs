@@ -17,6 +17,7 @@ use crate::churn::FileChurn;
 use crate::graph::{LoadedGraph, load_graph};
 use crate::issue_template::IssueTemplate;
 use crate::params::RankParams;
+use crate::question::Question;
 use crate::semantic::{self, Coverage, EmbedText, VectorView};
 use crate::{Result, people};
 
@@ -176,14 +177,14 @@ impl OpenRepo {
     }
 
     /// The templates a search of `query` reads it without: none for a
-    /// question too short to be a bug report (`issue::is_issue`) or with
+    /// question too short to be a bug report ([`Question::report`]) or with
     /// `issue_template_out` off, so other searches never read them.
     pub fn template_for(
         &self,
-        query: &str,
+        question: &Question,
         rank: &RankParams,
     ) -> Result<Option<Arc<IssueTemplate>>> {
-        if !rank.issue_template_out || !crate::issue::is_issue(query, rank.issue_words) {
+        if !rank.issue_template_out || !question.report {
             return Ok(None);
         }
         self.template().map(Some)

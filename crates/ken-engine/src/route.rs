@@ -25,7 +25,7 @@ use ken_embed::Embedder;
 use ken_store::{Fleet, FleetHit, LexicalQuery, StoreProvider};
 
 use crate::params::RankParams;
-use crate::query::identifiers;
+use crate::question::Question;
 use crate::repo::OpenRepo;
 use crate::search::{Mode, RepoFacet, SearchRequest, SearchResponse, search_one};
 use crate::{EngineError, Result};
@@ -56,12 +56,17 @@ pub(crate) struct Routed {
 }
 
 /// The repositories to search for `req`, heaviest first.
-pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> Result<Vec<Routed>> {
+pub(crate) fn route(
+    repos: &Repos<'_>,
+    req: &SearchRequest,
+    question: &Question,
+    p: &RankParams,
+) -> Result<Vec<Routed>> {
     let reflected = repos.fleet.reflected()?;
     // a branch's index (`NAME@BRANCH`) is searched only when asked for
     let branches: HashSet<String> = {
         let names: HashSet<String> = reflected.keys().cloned().collect();
-        let keep = crate::follow::without_branches(names.iter().cloned());
+        let keep = crate::branch::without_branches(names.iter().cloned());
         names
             .difference(&keep)
             .map(|n| repos.stores.key_of(n))
@@ -147,7 +152,7 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
     // heaviest first (at most `route_defining`: forks and copies of one
     // repository all define its symbols)
     let mut defining: Vec<(f32, &str)> = Vec::new();
-    for ident in identifiers(&req.query).into_iter().filter(|i| i.strong) {
+    for ident in question.idents.iter().filter(|i| i.strong) {
         for h in repos.fleet.defining(&ident.text, 200)? {
             let name = by_name.get_key_value(h.repo.as_str()).map(|(n, _)| *n);
             if let Some(name) = name
@@ -186,7 +191,7 @@ pub(crate) fn route(repos: &Repos<'_>, req: &SearchRequest, p: &RankParams) -> R
         unheld.sort();
         for key in unheld {
             let repo = (repos.open)(key)?;
-            if (repos.allows)(&repo.name) && !crate::follow::is_branch_index(&repo) {
+            if (repos.allows)(&repo.name) && !crate::branch::is_branch_index(&repo) {
                 out.push(Routed {
                     name: repo.name.clone(),
                     key: key.clone(),
@@ -245,7 +250,8 @@ pub(crate) fn search_all(
         }
         return crate::search::search_repos(&every, req, rank, embedder);
     }
-    let routed = route(repos, req, rank)?;
+    let question = Question::read(&req.query, rank.issue_words);
+    let routed = route(repos, req, &question, rank)?;
     let mut lists = Vec::with_capacity(routed.len());
     let mut notes = Vec::new();
     // a repository searched for its definitions: the exact hits are found
@@ -257,7 +263,7 @@ pub(crate) fn search_all(
     for r in &routed {
         let repo = (repos.open)(&r.key)?;
         let rank = if r.by_definition { &narrow } else { rank };
-        let out = search_one(&repo, req, rank, embedder)?;
+        let out = search_one(&repo, req, &question, rank, embedder)?;
         notes.extend(out.notes);
         lists.push((r.weight, out.hits));
     }

@@ -32,9 +32,9 @@ impl RepoStatus {
     /// The recorded source as `who` may see it: a clone URL (kept without
     /// credentials) for anyone who sees the repository, a path on this
     /// machine only for an admin.
-    pub fn source_for(&self, who: &crate::tokens::Principal) -> Option<&str> {
+    pub fn source_for(&self, who: &crate::access::Principal) -> Option<&str> {
         let source = self.state.source.as_deref()?;
-        (who.scope == crate::tokens::Scope::Admin || ken_source::is_url(source)).then_some(source)
+        (who.scope == crate::access::Scope::Admin || ken_source::is_url(source)).then_some(source)
     }
 }
 

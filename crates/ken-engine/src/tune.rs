@@ -20,6 +20,7 @@ use crate::Result;
 use crate::churn::FileChurn;
 use crate::fusion::{self, FileRow, FileWeights};
 use crate::params::RankParams;
+use crate::question::Question;
 use crate::search::{self, Mode, SearchEnv, SearchRequest};
 use ken_core::is_test_path;
 
@@ -79,7 +80,7 @@ fn knobs(with_dense: bool) -> Vec<(&'static str, &'static [f32])> {
 
 /// A past commit read as a question.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Question {
+pub struct CommitQuestion {
     pub message: String,
     /// The indexed source files it changed (tests, docs and deleted files left out).
     pub gold: Vec<String>,
@@ -95,7 +96,7 @@ pub fn history_questions(
     indexed: &HashSet<String>,
     until: Option<i64>,
     max: usize,
-) -> Result<Vec<Question>> {
+) -> Result<Vec<CommitQuestion>> {
     let mut commits: Vec<&CommitRecord> = commits.iter().collect();
     // newest first; commits of the same second in a fixed order, so the
     // same history always asks the same questions
@@ -141,7 +142,7 @@ pub fn history_questions(
         if gold.is_empty() || gold.len() > 5 {
             continue;
         }
-        out.push(Question {
+        out.push(CommitQuestion {
             message: c.message.trim().to_string(),
             gold,
             time: c.committer_time,
@@ -176,7 +177,7 @@ pub fn tune(
     let churn = FileChurn::from_history(&commits, store.commits_touching(&paths)?, until);
     let mut examples = Vec::new();
     let mut with_dense = false;
-    for Question {
+    for CommitQuestion {
         message: query,
         gold,
         time,
@@ -189,7 +190,8 @@ pub fn tune(
             mode,
             ..Default::default()
         };
-        let ranked = search::rank_candidates(store, &req, env)?;
+        let question = Question::read(query, env.rank.issue_words);
+        let ranked = search::rank_candidates(store, &req, &question, env)?;
         let mut rows = search::file_rows(&ranked);
         // the file history as it stood before this commit: its own change
         // and every later one are not known to the question

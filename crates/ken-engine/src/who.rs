@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::params::RankParams;
 use crate::people::{self, Target, WhoPerson};
+use crate::question::Question;
 use crate::repo::OpenRepo;
 use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
 use crate::{EngineError, Result};
@@ -36,12 +37,13 @@ const TOPIC_CHUNKS: usize = 20;
 pub fn who_store(
     store: &dyn Store,
     ids: &Identities,
-    query: &str,
+    question: &Question,
     now: i64,
     limit: usize,
     env: SearchEnv<'_>,
 ) -> Result<WhoResponse> {
-    let q = query.trim().trim_end_matches('/');
+    let query = question.text.as_str();
+    let q = topic(query);
     let files: Vec<(String, u64)> = store
         .files()?
         .into_iter()
@@ -91,11 +93,20 @@ pub fn who_store(
                 files: false,
                 mode: Mode::Hybrid,
             };
+            // the question read again only when its topic differs from it
+            let read;
+            let topic_question = if q == query {
+                question
+            } else {
+                read = Question::read(q, env.rank.issue_words);
+                &read
+            };
             let hits = search_store(
                 store,
                 "",
                 None,
                 &req,
+                topic_question,
                 SearchEnv {
                     identities: None,
                     ..env
@@ -147,6 +158,12 @@ fn similar_commits(store: &dyn Store, question: &str, w: f32) -> Result<Vec<(Str
         .collect())
 }
 
+/// What `ken who` asks about: a path (a trailing `/` dropped), a symbol or
+/// a topic.
+fn topic(query: &str) -> &str {
+    query.trim().trim_end_matches('/')
+}
+
 /// `ken who` over the given repositories (one is expected; several are merged by score).
 pub(crate) fn who_repos(
     repos: &[Arc<OpenRepo>],
@@ -157,6 +174,7 @@ pub(crate) fn who_repos(
 ) -> Result<WhoResponse> {
     let mut all: Option<WhoResponse> = None;
     let mut notes = Vec::new();
+    let question = Question::read(query, rank.issue_words);
     for repo in repos {
         let progress = repo.people_progress()?;
         if progress.commits == 0 {
@@ -175,7 +193,7 @@ pub(crate) fn who_repos(
             Some(e) => repo.vectors(e.id())?,
             None => None,
         };
-        let template = repo.template_for(query, rank)?;
+        let template = repo.template_for(&question, rank)?;
         let env = SearchEnv {
             rank,
             embedder,
@@ -184,7 +202,7 @@ pub(crate) fn who_repos(
             churn: None,
             template: template.as_deref(),
         };
-        let r = who_store(&*repo.store, &repo.ids, query, repo.now(), limit, env)?;
+        let r = who_store(&*repo.store, &repo.ids, &question, repo.now(), limit, env)?;
         all = Some(match all {
             None => r,
             Some(mut acc) => {

@@ -6,8 +6,15 @@
 
 use std::collections::HashSet;
 
-use crate::embedded::fold;
 use crate::{SymbolMatch, SymbolTier};
+
+/// Fold an identifier for case- and separator-insensitive comparison.
+pub fn fold(s: &str) -> String {
+    s.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
 
 /// One look-up under way.
 pub(crate) struct SymbolLookup {
@@ -209,5 +216,12 @@ mod tests {
         let l = SymbolLookup::new("abc", 5, true).unwrap();
         assert_eq!(l.partial_tiers().len(), 1, "prefix only under 4 characters");
         assert!(SymbolLookup::new("__", 5, true).is_none());
+    }
+
+    #[test]
+    fn folding() {
+        assert_eq!(fold("parse_config"), "parseconfig");
+        assert_eq!(fold("ParseConfig"), "parseconfig");
+        assert_eq!(fold("Flask.do_teardown"), "flask.doteardown");
     }
 }

@@ -98,6 +98,7 @@ pub mod highlight;
 mod lines;
 mod markdown;
 mod module;
+mod names;
 mod notebook;
 mod notebook_lines;
 mod options;

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use ken_engine::EmbedderSpec;
 use ken_engine::Settings;
 
-use crate::cli::args::EmbedderChoice;
+use crate::args::EmbedderChoice;
 use serde::Deserialize;
 
 /// The config file. Every field is optional.

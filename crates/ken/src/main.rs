@@ -16,6 +16,7 @@ macro_rules! outln {
     };
 }
 
+mod args;
 mod cli;
 mod config;
 mod http;
@@ -32,7 +33,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     unset_empty_variables();
-    let args = cli::args::Cli::parse();
+    let args = args::Cli::parse();
     let out = output::Output::new(args.global.json, args.global.color);
     let code = match cli::run(args, &out) {
         Ok(code) => code,

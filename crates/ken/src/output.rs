@@ -6,7 +6,7 @@ use ken_engine::{Edge, EngineError};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::args::ColorChoice;
+use crate::args::ColorChoice;
 use crate::wire::ErrorBody;
 
 pub struct Output {

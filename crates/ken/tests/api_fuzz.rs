@@ -48,7 +48,7 @@ fn the_api_holds_to_its_openapi_document() {
             ("KEN_EMBED_MODEL_DIR", model.to_str().unwrap()),
         ],
     );
-    let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/schemathesis.toml");
+    let config = common::manifest_dir().join("tests/data/schemathesis.toml");
     let report = tempfile::tempdir().unwrap();
     let out = Command::new(st)
         .arg("--config-file")

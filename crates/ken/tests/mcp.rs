@@ -17,7 +17,7 @@ fn python() -> PathBuf {
 }
 
 fn client(args: &[&str]) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let script = common::manifest_dir().join("tests/mcp_client.py");
     let out = Command::new(python())
         .arg(script)
         .args(args)

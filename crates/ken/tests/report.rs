@@ -279,8 +279,7 @@ fn find<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
 fn report_matches_the_golden_file_and_says_what_was_planted() {
     let (_r, p, ken) = indexed();
     let v = report(&ken, &[]);
-    let golden =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report_golden.json");
+    let golden = common::manifest_dir().join("tests/data/report_golden.json");
     let text = serde_json::to_string_pretty(&v).unwrap() + "\n";
     if std::env::var_os("KEN_UPDATE_GOLDEN").is_some() {
         std::fs::write(&golden, &text).unwrap();

@@ -86,8 +86,10 @@ pub fn python() -> PathBuf {
 /// Writes a tiny random cross-encoder to `out` with
 /// `scripts/tiny_cross_encoder.py` (its NumPy scores in `out/cases.json`).
 pub fn tiny_cross_encoder(out: &std::path::Path, layout: &str, labels: u32) {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/tiny_cross_encoder.py");
+    let script = PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("../../scripts/tiny_cross_encoder.py");
     let o = std::process::Command::new(python())
         .arg(script)
         .arg(out)

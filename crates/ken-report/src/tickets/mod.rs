@@ -131,7 +131,9 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> Vec<u8> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tickets/");
+        let dir = std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())
+            + "/tests/data/tickets/";
         std::fs::read(format!("{dir}{name}")).expect("fixture")
     }
 

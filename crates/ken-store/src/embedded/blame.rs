@@ -15,8 +15,8 @@ use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::codec::has_table;
 use super::history;
-use super::sql::has_table;
 use super::texts::{self, get_varint, put_varint};
 use crate::{BlameLines, FileBlameRecord, Result, StoreError};
 
@@ -383,7 +383,7 @@ fn unpack(conn: &Connection, data: &[u8]) -> Result<Vec<BlameLines>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::sql::open;
+    use crate::embedded::schema::open;
 
     #[test]
     fn blame_by_commit_of_the_layout_before_is_dropped_when_opened() {

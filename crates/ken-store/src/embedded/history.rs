@@ -32,7 +32,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::embedded::sql::{has_table, hex_text, hex_value, is_lower_hex};
+use crate::embedded::codec::{has_table, hex_text, hex_value, is_lower_hex};
 use crate::embedded::texts;
 use crate::{CommitRecord, Result, StoreError};
 use blocks::{BlockWriter, Blocks, Table};
@@ -626,7 +626,7 @@ impl<'t> PeopleIds<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::sql::open;
+    use crate::embedded::schema::open;
 
     /// The layouts history is read and written in: this one, the
     /// `commits` table, and that table with the older files and full text

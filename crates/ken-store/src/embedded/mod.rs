@@ -15,13 +15,18 @@
 //! know). Chunk ids are reserved before use and never reused.
 
 mod blame;
+mod chunks;
+pub(crate) mod codec;
 mod fleet;
+mod graph;
 mod history;
 pub(crate) mod lexical;
 pub(crate) mod pool;
 mod provider;
-pub(crate) mod sql;
+pub(crate) mod schema;
+mod symbol_rows;
 mod texts;
+mod vector_rows;
 mod vectors;
 
 use std::collections::{HashMap, HashSet};
@@ -35,7 +40,7 @@ use rusqlite::params;
 pub use self::fleet::EmbeddedFleet;
 use self::lexical::{LexDoc, LexicalIndex};
 pub use self::provider::{EmbeddedProvider, dir_name};
-pub use self::sql::fold;
+pub use crate::symbols::fold;
 use crate::{
     Batch, ChunkFilter, ChunkStore, FileContent, FileHit, FileRecord, GraphStore, HistoryStore,
     IndexState, IndexStore, LexicalHit, LexicalQuery, Result, Stats, StoreError, StoredChunk,
@@ -144,9 +149,9 @@ impl EmbeddedStore {
                 .collect::<std::result::Result<_, _>>()?
         };
         let lexical_lost =
-            self.chunk_index.num_docs() == 0 && sql::stats(&*self.conns.get()?)?.chunks > 0;
+            self.chunk_index.num_docs() == 0 && chunks::stats(&*self.conns.get()?)?.chunks > 0;
         let paths: Vec<String> = if lexical_lost {
-            sql::files(&*self.conns.get()?)?
+            chunks::files(&*self.conns.get()?)?
                 .into_iter()
                 .map(|f| f.path)
                 .collect()
@@ -159,7 +164,7 @@ impl EmbeddedStore {
         for path in &paths {
             self.chunk_index.delete_path(path);
             self.file_index.delete_path(path);
-            let chunks = sql::chunks_of_file(&*self.conns.get()?, path)?;
+            let chunks = chunks::chunks_of_file(&*self.conns.get()?, path)?;
             let names = self.symbol_names(path)?;
             for c in &chunks {
                 self.chunk_index.add(&LexDoc {
@@ -184,7 +189,7 @@ impl EmbeddedStore {
                 })?;
             }
         }
-        let seq = sql::get_meta(&*self.conns.get()?, "batch_seq")?.unwrap_or_else(|| "0".into());
+        let seq = schema::get_meta(&*self.conns.get()?, "batch_seq")?.unwrap_or_else(|| "0".into());
         self.chunk_index.commit(&seq)?;
         self.file_index.commit(&seq)?;
         self.conns.get()?.execute("DELETE FROM journal", [])?;
@@ -210,14 +215,14 @@ impl EmbeddedStore {
     fn journal(&self, paths: &[&str], needed: u64) -> Result<(u64, u64)> {
         let mut conn = self.conns.get()?;
         let tx = conn.transaction()?;
-        let first_id = sql::get_meta(&tx, "next_chunk_id")?
+        let first_id = schema::get_meta(&tx, "next_chunk_id")?
             .and_then(|v| v.parse().ok())
             .unwrap_or(1);
-        let seq = sql::get_meta(&tx, "batch_seq")?
+        let seq = schema::get_meta(&tx, "batch_seq")?
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
             + 1;
-        sql::set_meta(&tx, "next_chunk_id", Some(&(first_id + needed).to_string()))?;
+        schema::set_meta(&tx, "next_chunk_id", Some(&(first_id + needed).to_string()))?;
         {
             let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO journal(path) VALUES (?1)")?;
             for p in paths {
@@ -315,13 +320,13 @@ impl IndexStore for EmbeddedStore {
     }
 
     fn batch_seq(&self) -> Result<u64> {
-        Ok(sql::get_meta(&*self.conns.get()?, "batch_seq")?
+        Ok(schema::get_meta(&*self.conns.get()?, "batch_seq")?
             .and_then(|v| v.parse().ok())
             .unwrap_or(0))
     }
 
     fn stats(&self) -> Result<Stats> {
-        sql::stats(&*self.conns.get()?)
+        chunks::stats(&*self.conns.get()?)
     }
 
     fn location(&self) -> String {
@@ -333,16 +338,16 @@ impl IndexStore for EmbeddedStore {
     }
 
     fn state(&self) -> Result<IndexState> {
-        sql::read_state(&*self.conns.get()?)
+        schema::read_state(&*self.conns.get()?)
     }
 
     fn set_state(&mut self, state: &IndexState) -> Result<()> {
         self.writing()?;
-        sql::write_state(&*self.conns.get()?, state)
+        schema::write_state(&*self.conns.get()?, state)
     }
 
     fn files(&self) -> Result<Vec<FileRecord>> {
-        sql::files(&*self.conns.get()?)
+        chunks::files(&*self.conns.get()?)
     }
 
     fn write_batch(&mut self, batch: Batch) -> Result<()> {
@@ -359,7 +364,7 @@ impl IndexStore for EmbeddedStore {
         let mut conn = self.conns.get()?;
         let tx = conn.transaction()?;
         write_rows(&tx, &batch, &paths, &ids)?;
-        sql::set_meta(&tx, "batch_seq", Some(&seq.to_string()))?;
+        schema::set_meta(&tx, "batch_seq", Some(&seq.to_string()))?;
         tx.commit()?;
         Ok(())
     }
@@ -398,7 +403,7 @@ impl ChunkStore for EmbeddedStore {
 
     fn lookup_symbols(&self, ident: &str, limit: usize, partial: bool) -> Result<Vec<SymbolMatch>> {
         if self.lock.is_some() {
-            return sql::lookup_symbols(&*self.conns.get()?, ident, limit, partial);
+            return symbol_rows::lookup_symbols(&*self.conns.get()?, ident, limit, partial);
         }
         let key = (ident.to_string(), limit, partial);
         if let Some(hit) = self
@@ -409,7 +414,7 @@ impl ChunkStore for EmbeddedStore {
         {
             return Ok(hit.clone());
         }
-        let found = sql::lookup_symbols(&*self.conns.get()?, ident, limit, partial)?;
+        let found = symbol_rows::lookup_symbols(&*self.conns.get()?, ident, limit, partial)?;
         let mut cache = self.symbol_cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= SYMBOL_CACHE {
             cache.clear();
@@ -419,19 +424,19 @@ impl ChunkStore for EmbeddedStore {
     }
 
     fn chunks(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {
-        sql::chunks_by_id(&*self.conns.get()?, ids)
+        chunks::chunks_by_id(&*self.conns.get()?, ids)
     }
 
     fn chunk_heads(&self, ids: &[u64]) -> Result<Vec<StoredChunk>> {
-        sql::chunk_heads_by_id(&*self.conns.get()?, ids)
+        chunks::chunk_heads_by_id(&*self.conns.get()?, ids)
     }
 
     fn first_chunk_heads(&self, paths: &[String]) -> Result<Vec<StoredChunk>> {
-        sql::first_chunk_heads(&*self.conns.get()?, paths)
+        chunks::first_chunk_heads(&*self.conns.get()?, paths)
     }
 
     fn chunks_of_file(&self, path: &str) -> Result<Vec<StoredChunk>> {
-        sql::chunks_of_file(&*self.conns.get()?, path)
+        chunks::chunks_of_file(&*self.conns.get()?, path)
     }
 
     fn file_text(&self, path: &str) -> Result<Option<String>> {
@@ -446,7 +451,7 @@ impl ChunkStore for EmbeddedStore {
     }
 
     fn all_chunks(&self) -> Result<Vec<StoredChunk>> {
-        sql::all_chunks(&*self.conns.get()?)
+        chunks::all_chunks(&*self.conns.get()?)
     }
 }
 
@@ -455,16 +460,16 @@ const GRAPH_FILE: &str = "graph.json.zst";
 
 impl GraphStore for EmbeddedStore {
     fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
-        sql::graph_facts(&*self.conns.get()?, paths)
+        graph::graph_facts(&*self.conns.get()?, paths)
     }
 
     fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_graph::Edge]) -> Result<()> {
         self.writing()?;
-        sql::replace_edges(&mut *self.conns.get()?, paths, edges)
+        graph::replace_edges(&mut *self.conns.get()?, paths, edges)
     }
 
     fn edges(&self) -> Result<Vec<ken_graph::Edge>> {
-        sql::edges(&*self.conns.get()?)
+        graph::edges(&*self.conns.get()?)
     }
 
     fn set_ranks(
@@ -473,15 +478,15 @@ impl GraphStore for EmbeddedStore {
         files: &[(String, f32)],
     ) -> Result<()> {
         self.writing()?;
-        sql::set_ranks(&mut *self.conns.get()?, defs, files)
+        graph::set_ranks(&mut *self.conns.get()?, defs, files)
     }
 
     fn file_ranks(&self) -> Result<HashMap<String, f32>> {
-        sql::file_ranks(&*self.conns.get()?)
+        graph::file_ranks(&*self.conns.get()?)
     }
 
     fn def_ranks(&self, path: &str) -> Result<Vec<(String, u32, f32)>> {
-        sql::def_ranks(&*self.conns.get()?, path)
+        graph::def_ranks(&*self.conns.get()?, path)
     }
 
     fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>> {
@@ -589,7 +594,7 @@ impl EmbeddedStore {
         keys: &[String],
         file: Option<&vectors::FileVectors>,
     ) -> Result<HashMap<String, Vec<f32>>> {
-        let mut found = sql::get_vectors(&*self.conns.get()?, model, keys)?;
+        let mut found = vector_rows::get_vectors(&*self.conns.get()?, model, keys)?;
         if let Some(file) = file {
             let rest: Vec<String> = keys
                 .iter()
@@ -604,7 +609,7 @@ impl EmbeddedStore {
 
 impl VectorStore for EmbeddedStore {
     fn vector_keys_present(&self, model: &str, keys: &[String]) -> Result<HashSet<String>> {
-        let mut present = sql::vector_keys_present(&*self.conns.get()?, model, keys)?;
+        let mut present = vector_rows::vector_keys_present(&*self.conns.get()?, model, keys)?;
         if let Some(file) = vectors::FileVectors::open(&self.dir, &self.vectors, model)? {
             present.extend(keys.iter().filter(|k| file.contains(k)).cloned());
         }
@@ -624,7 +629,7 @@ impl VectorStore for EmbeddedStore {
 
     fn put_vectors(&mut self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()> {
         self.writing()?;
-        sql::put_vectors(&mut *self.conns.get()?, model, items)
+        vector_rows::put_vectors(&mut *self.conns.get()?, model, items)
     }
 
     fn get_vectors(&self, model: &str, keys: &[String]) -> Result<HashMap<String, Vec<f32>>> {
@@ -648,7 +653,7 @@ impl VectorStore for EmbeddedStore {
         let keep: HashSet<&str> = keys.iter().map(String::as_str).collect();
         let dropped = file.map(|f| f.dropped(&keep)).unwrap_or_default();
         if !dropped.is_empty() {
-            sql::put_vectors(&mut *self.conns.get()?, model, &dropped)?;
+            vector_rows::put_vectors(&mut *self.conns.get()?, model, &dropped)?;
         }
         let (meta, in_file) = vectors::write(
             &self.dir,
@@ -660,9 +665,9 @@ impl VectorStore for EmbeddedStore {
             batch_seq,
         )?;
         // the file now holds them: the table keeps only what it does not
-        sql::forget_vectors(&mut *self.conns.get()?, model, &in_file)?;
+        vector_rows::forget_vectors(&mut *self.conns.get()?, model, &in_file)?;
         // a commit, so that readers watching `data_version` see the new index
-        sql::set_meta(
+        schema::set_meta(
             &*self.conns.get()?,
             &format!("vectors:{model}"),
             Some(&meta.built_at.to_string()),
@@ -688,7 +693,7 @@ impl VectorStore for EmbeddedStore {
         let allowed = if filter.is_all() {
             None
         } else {
-            Some(sql::chunk_ids_where(&*self.conns.get()?, filter)?)
+            Some(chunks::chunk_ids_where(&*self.conns.get()?, filter)?)
         };
         vectors::search(&self.dir, &self.vectors, model, query, k, allowed.as_ref())
     }
@@ -774,7 +779,7 @@ fn write_rows(
                 c.end_byte,
                 c.trivial as i64,
                 c.cell,
-                sql::hex_value(&ken_core::content_hash(c.text.as_bytes())),
+                codec::hex_value(&ken_core::content_hash(c.text.as_bytes())),
                 texts::pack_field(stored_text),
             ])?;
         }
@@ -785,7 +790,7 @@ fn write_rows(
                 syntax.definitions.clone(),
                 syntax.references.clone(),
             );
-            ins_facts.execute(params![u.path, sql::pack_facts(&facts)?])?;
+            ins_facts.execute(params![u.path, graph::pack_facts(&facts)?])?;
         }
         let mut seen = HashSet::new();
         for d in &syntax.definitions {

@@ -12,7 +12,6 @@ use std::sync::Mutex;
 
 use rusqlite::Connection;
 
-use super::sql;
 use crate::Result;
 
 /// Idle connections kept for reuse; more may be open while busy.
@@ -29,7 +28,7 @@ pub(crate) struct Pool {
 impl Pool {
     /// Open the index database (creating or checking its schema).
     pub fn open(path: &Path) -> Result<Pool> {
-        Ok(Pool::with_first(path, sql::open(path)?))
+        Ok(Pool::with_first(path, super::schema::open(path)?))
     }
 
     /// A pool for the database at `path`, whose first connection `first`
@@ -46,7 +45,7 @@ impl Pool {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let conn = match idle {
             Some(c) => c,
-            None => sql::open_more(&self.path)?,
+            None => super::schema::open_more(&self.path)?,
         };
         Ok(Conn {
             pool: self,
@@ -59,7 +58,7 @@ impl Pool {
     pub fn data_version(&self) -> Result<u64> {
         let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
         if watch.is_none() {
-            *watch = Some(sql::open_more(&self.path)?);
+            *watch = Some(super::schema::open_more(&self.path)?);
         }
         let conn = watch.as_ref().expect("opened above");
         let v: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;

@@ -27,11 +27,21 @@ use std::future::Future;
 use std::sync::Arc;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{ConnectOptions, PgPool, Row};
+use sqlx::{ConnectOptions, PgPool, Postgres, Row, Transaction};
 
 use crate::{DynStore, Result, StoreError, StoreProvider};
 pub use home::PgHome;
 pub use store::PgStore;
+
+/// Count a write to repository `repo`: readers that cached anything of
+/// it see the version move and read again.
+pub(crate) async fn bump(tx: &mut Transaction<'_, Postgres>, repo: i64) -> Result<()> {
+    sqlx::query("UPDATE repos SET version = version + 1 WHERE id = $1")
+        .bind(repo)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
 
 /// What every store of one database shares: the runtime and the pool.
 pub(crate) struct Pg {

@@ -173,7 +173,7 @@ pub(crate) async fn index(
         .bind(&json)
         .execute(&mut *tx)
         .await?;
-    super::store::bump(&mut tx, repo).await?;
+    super::bump(&mut tx, repo).await?;
     tx.commit().await?;
     Ok(meta)
 }

@@ -1,7 +1,7 @@
 use ken_core::{ChunkKind, RefKind};
 
 use super::{CallRule, CallSite, Found, RefSpec, Rule, Spec, text};
-use crate::refs::names::{last_segment, unquote};
+use crate::names::{last_segment, unquote};
 
 pub(crate) static SPEC: Spec = Spec {
     rules: &[Rule::new("function_definition", ChunkKind::Function)],

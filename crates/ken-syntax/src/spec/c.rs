@@ -7,7 +7,7 @@ use super::{
     CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec, Types,
     Wrapper, split_path, text,
 };
-use crate::refs::names::{clean, split_last, unquote};
+use crate::names::{clean, split_last, unquote};
 
 const C_CALLS: &[CallRule] = &[CallRule::field("call_expression", "function")];
 const MEMBERS: &[Member] = &[Member::new("field_expression", "argument", "field")];

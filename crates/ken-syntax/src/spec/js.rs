@@ -7,7 +7,7 @@ use super::{
     CallRule, CallSite, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec,
     Types, Wrapper, text,
 };
-use crate::refs::names::{last_segment, unquote};
+use crate::names::{last_segment, unquote};
 
 const CALLS: &[CallRule] = &[
     CallRule::field("call_expression", "function"),

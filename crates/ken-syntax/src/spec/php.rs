@@ -2,7 +2,7 @@ use ken_core::{ChunkKind, RefKind};
 use tree_sitter::Node;
 
 use super::{CallRule, Found, ImportRule, InheritRule, Member, RefSpec, Rule, Spec, Types, text};
-use crate::refs::names::{last_segment, split_last, unquote};
+use crate::names::{last_segment, split_last, unquote};
 
 pub(crate) static SPEC: Spec = Spec {
     rules: &[

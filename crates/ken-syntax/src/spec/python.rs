@@ -5,7 +5,7 @@ use super::{
     CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec, Types,
     Wrapper, text,
 };
-use crate::refs::names::last_segment;
+use crate::names::last_segment;
 
 pub(crate) static SPEC: Spec = Spec {
     rules: &[

@@ -4,7 +4,7 @@ use tree_sitter::Node;
 use super::{
     CallRule, CallSite, Ctx, Found, InheritRule, Named, RefSpec, Rule, Spec, split_path, text,
 };
-use crate::refs::names::{last_segment, split_last, unquote};
+use crate::names::{last_segment, split_last, unquote};
 
 pub(crate) static SPEC: Spec = Spec {
     rules: &[

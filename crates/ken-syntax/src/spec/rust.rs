@@ -4,7 +4,7 @@ use tree_sitter::Node;
 use super::{
     CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec, Types, text,
 };
-use crate::refs::names::{clean, split_last};
+use crate::names::{clean, split_last};
 
 pub(crate) static SPEC: Spec = Spec {
     rules: &[

@@ -3,7 +3,7 @@ use ken_engine::ClaimStatus;
 use ken_engine::{Access, Engine};
 use ken_engine::{AskObserver, AskRequest};
 
-use super::args::AskArgs;
+use crate::args::AskArgs;
 use crate::output::Output;
 use crate::wire;
 

@@ -1,7 +1,7 @@
 use anyhow::Result;
 use ken_engine::Engine;
 
-use super::args::EmbedArgs;
+use crate::args::EmbedArgs;
 use crate::output::Output;
 use crate::wire;
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use ken_engine::{Engine, EngineError, EvalMode, EvalOptions, Mode};
 
-use super::args::{EvalArgs, EvalModeArg};
+use crate::args::{EvalArgs, EvalModeArg};
 use crate::output::Output;
 
 pub fn run(engine: &Engine, a: EvalArgs, out: &Output, quiet: bool) -> Result<i32> {

@@ -2,7 +2,7 @@ use anyhow::Result;
 use ken_engine::Engine;
 use ken_engine::{IndexLimits, IndexReport, IndexRequest};
 
-use super::args::IndexArgs;
+use crate::args::IndexArgs;
 use crate::output::Output;
 use crate::progress::Bar;
 use crate::wire;

@@ -6,7 +6,7 @@ use ken_engine::Job;
 use ken_engine::format_date;
 use ken_engine::{Access, Engine};
 
-use super::args::JobsCommand;
+use crate::args::JobsCommand;
 use crate::output::Output;
 use crate::wire;
 

@@ -2,7 +2,6 @@
 //! render the outcome (text on a terminal, the wire shapes with `--json`);
 //! errors become exit codes here and nowhere else.
 
-pub mod args;
 mod ask;
 mod embed;
 mod eval;
@@ -21,7 +20,7 @@ use anyhow::Result;
 use ken_engine::Walk;
 use ken_engine::{Engine, EngineError, ErrorKind};
 
-use self::args::{Cli, Command, EmbedderChoice};
+use crate::args::{Cli, Command, EmbedderChoice};
 use crate::config;
 use crate::output::Output;
 

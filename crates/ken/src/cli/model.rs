@@ -3,7 +3,7 @@ use ken_engine::Settings;
 use ken_engine::models::{self, DEFAULT_MODEL_NAME};
 use serde_json::json;
 
-use super::args::ModelCommand;
+use crate::args::ModelCommand;
 use crate::config::{self, Env};
 use crate::output::Output;
 

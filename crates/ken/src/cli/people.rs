@@ -3,7 +3,7 @@ use ken_engine::LogSearchRequest;
 use ken_engine::format_date;
 use ken_engine::{Access, Engine};
 
-use super::args::{LogSearchArgs, PeopleArgs, WhoArgs};
+use crate::args::{LogSearchArgs, PeopleArgs, WhoArgs};
 use crate::output::Output;
 use crate::wire;
 

@@ -8,7 +8,7 @@ use ken_engine::ReportRequest;
 use ken_engine::TicketFormat;
 use ken_engine::{Access, Engine, EngineError};
 
-use super::args::{ReportArgs, TicketsCommand};
+use crate::args::{ReportArgs, TicketsCommand};
 use crate::output::Output;
 
 pub fn report(engine: &Engine, a: ReportArgs, out: &Output) -> Result<i32> {

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use ken_engine::{Engine, HostKind, PollReport, Principal, SyncReport, SyncRequest};
 
-use super::args::{ReposCommand, SyncArgs};
+use crate::args::{ReposCommand, SyncArgs};
 use crate::config::Env;
 use crate::output::Output;
 

@@ -3,7 +3,7 @@ use ken_engine::FilterSpec;
 use ken_engine::{Access, Engine};
 use ken_engine::{Mode, SearchRequest};
 
-use super::args::{SearchArgs, SearchMode};
+use crate::args::{SearchArgs, SearchMode};
 use crate::output::Output;
 use crate::wire;
 

@@ -1,7 +1,7 @@
 use anyhow::Result;
 use ken_engine::{Access, Engine};
 
-use super::args::StatusArgs;
+use crate::args::StatusArgs;
 use crate::output::Output;
 use crate::wire;
 

@@ -2,7 +2,7 @@ use anyhow::Result;
 use ken_engine::Walk;
 use ken_engine::{Access, Engine};
 
-use super::args::StructureArgs;
+use crate::args::StructureArgs;
 use crate::output::Output;
 use crate::wire;
 

@@ -3,7 +3,7 @@ use ken_engine::Engine;
 use ken_engine::Scope;
 use ken_engine::format_date;
 
-use super::args::TokenCommand;
+use crate::args::TokenCommand;
 use crate::output::Output;
 use crate::wire;
 

@@ -36,7 +36,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use self::error::ApiError;
-use crate::cli::args::ServeArgs;
+use crate::args::ServeArgs;
 use crate::config::ServerConfig;
 use crate::output::Output;
 

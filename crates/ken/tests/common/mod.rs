@@ -307,8 +307,7 @@ pub fn test_python(module: &str) -> PathBuf {
 /// Writes a tiny random cross-encoder (a BERT sequence classifier) to `out`
 /// with `scripts/tiny_cross_encoder.py`.
 pub fn tiny_cross_encoder(out: &Path) {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/tiny_cross_encoder.py");
+    let script = manifest_dir().join("../../scripts/tiny_cross_encoder.py");
     let o = Command::new(test_python("numpy"))
         .arg(script)
         .arg(out)
@@ -319,4 +318,12 @@ pub fn tiny_cross_encoder(out: &Path) {
         "tiny_cross_encoder.py failed: {}",
         stderr(&o)
     );
+}
+
+/// This crate's folder, read when the test runs (a test binary built from
+/// another checkout sharing the target folder would carry that one's path).
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
 }

@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn blocks_hold_consecutive_rows_and_are_read_back_by_row() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::embedded::sql::open(&dir.path().join("index.sqlite")).unwrap();
+        let conn = crate::embedded::schema::open(&dir.path().join("index.sqlite")).unwrap();
         let mut w = BlockWriter::new(Table::Files);
         // rows 1..=300 (two blocks), then a gap, then 400..=401
         let rows: Vec<i64> = (1..=300).chain(400..=401).collect();

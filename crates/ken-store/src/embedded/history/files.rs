@@ -16,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::STATUSES;
 use super::blocks::{BlockWriter, Blocks, Table};
-use crate::embedded::sql::{PathIds, has_table, hex_text};
+use crate::embedded::codec::{PathIds, has_table, hex_text};
 use crate::embedded::texts::{get_varint, put_varint};
 use crate::{Result, StoreError};
 

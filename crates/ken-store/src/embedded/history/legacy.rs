@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params};
 
 use super::{fts_match, query_words, read_summary, status_of, status_value, stored_summary};
-use crate::embedded::sql::{PathIds, has_table};
+use crate::embedded::codec::{PathIds, has_table};
 use crate::{Result, StoreError};
 
 /// The table such indexes keep commits in.

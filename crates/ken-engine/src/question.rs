@@ -1,6 +1,58 @@
-//! Reading a query: which of its words name code.
+//! A question read once. Every later stage of a search (each repository's
+//! parameters and report reading, the symbol lists, the pins, routing
+//! across repositories) reads the [`Question`] value; none reads the text
+//! again for its shape.
 
 use ken_core::ident;
+
+use crate::issue::{self, IssueQuery};
+
+/// What a question is, read from its text once.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// As asked.
+    pub text: String,
+    /// Its identifiers, in order ([`identifiers`]): the symbol lists, the
+    /// pins, routing.
+    pub idents: Vec<QueryIdent>,
+    /// One name (`Handler`, `Flask.run`, `` `parse_config` ``): pinned
+    /// definitions are ordered by the name alone.
+    pub lookup: bool,
+    /// Long enough to be read as a bug report (several lines, a code
+    /// block, or more than `issue_words` words; [`issue::is_issue`]).
+    pub report: bool,
+    /// The report parsed as written (None: not a report): title, code,
+    /// frames, paths, modules.
+    pub parsed: Option<IssueQuery>,
+    /// A report with code in it (a code block, an indented or `>>>` line,
+    /// a traceback): what was learned from commit messages may not apply
+    /// (`RankParams::for_question`).
+    pub has_code: bool,
+}
+
+impl Question {
+    /// Read `text`; more than `issue_words` words make a report
+    /// (`RankParams::issue_words`).
+    pub fn read(text: &str, issue_words: usize) -> Question {
+        let report = issue::is_issue(text, issue_words);
+        let parsed = report.then(|| issue::parse(text));
+        let has_code = parsed.as_ref().is_some_and(|q| !q.code.trim().is_empty());
+        Question {
+            text: text.to_string(),
+            idents: identifiers(text),
+            lookup: is_lookup(text),
+            report,
+            parsed,
+            has_code,
+        }
+    }
+}
+
+/// A query that is one name (`Handler`, `Flask.run`, `` `parse_config` ``).
+fn is_lookup(query: &str) -> bool {
+    let q = query.trim().trim_matches('`');
+    !q.is_empty() && !q.contains(char::is_whitespace)
+}
 
 /// An identifier found in a query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,5 +201,31 @@ mod tests {
             .map(|i| i.text.as_str())
             .collect();
         assert_eq!(weak, ["teardown", "callbacks", "despite", "errors"]);
+    }
+
+    #[test]
+    fn a_lookup_is_one_name() {
+        assert!(is_lookup("Handler"));
+        assert!(is_lookup(" `Flask.run` "));
+        assert!(!is_lookup("fix has_match for the summary printer"));
+        assert!(!is_lookup("  "));
+    }
+
+    #[test]
+    fn a_question_is_read_once_for_every_stage() {
+        let p = crate::params::RankParams::default();
+        let q = Question::read("where is `parse_config` defined?", p.issue_words);
+        assert!(!q.report && !q.has_code && !q.lookup && q.parsed.is_none());
+        assert_eq!(q.idents[0].text, "parse_config");
+        assert!(Question::read("Flask.run", p.issue_words).lookup);
+        let report = "Crash on save\n\nSaving fails:\n\n```\nTraceback (most recent call last):\n  File \"src/app/save.py\", line 3, in save\nKeyError: 'x'\n```\n";
+        let q = Question::read(report, p.issue_words);
+        assert!(q.report && q.has_code);
+        let parsed = q.parsed.as_ref().unwrap();
+        assert_eq!(parsed.title, "Crash on save");
+        assert_eq!(parsed.frames[0].path, "src/app/save.py");
+        let prose = "one\ntwo\nthree lines of plain prose";
+        let q = Question::read(prose, p.issue_words);
+        assert!(q.report && !q.has_code);
     }
 }

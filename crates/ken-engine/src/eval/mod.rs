@@ -4,6 +4,8 @@
 //! recall, accuracy, precision, MRR) and once for chunks (top 10: symbol
 //! hit@1 and symbol MRR where gold symbols are given).
 
+mod across;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::{IndexRequest, NoProgress};
 use crate::issue_template::IssueTemplate;
+use crate::question::Question;
 use crate::search::{Mode, SearchEnv, SearchRequest, search_store};
 use crate::semantic;
 use crate::{EngineError, Result, Settings, index};
@@ -84,7 +87,7 @@ pub struct EvalOptions {
     /// engine's.
     pub params: Vec<String>,
     /// Ask every question of every repository at once, without naming its
-    /// repository (eval_across.rs); every `repos` entry is indexed, those
+    /// repository (across.rs); every `repos` entry is indexed, those
     /// without questions too.
     pub across_repos: bool,
 }
@@ -281,7 +284,7 @@ pub fn eval(
         by_repo.entry(q.repo.clone()).or_default().push(q);
     }
     if opts.across_repos {
-        crate::eval_across::run(&mut run, by_repo)?;
+        across::run(&mut run, by_repo)?;
         return run.report();
     }
     for (repo, mut qs) in by_repo {
@@ -450,13 +453,25 @@ impl EvalRun<'_> {
             }
         }
         for q in qs {
-            let rank = settings.rank.for_question(&state, &q.query);
+            let question = Question::read(&q.query, settings.rank.issue_words);
+            let rank = settings.rank.for_question(&state, &question);
             let env = SearchEnv { rank: &rank, ..env };
-            let mut outcome =
-                run_query(opts.expand, env, store, repo, q, opts.mode, opts.at_parent)?;
+            let asked = Asked {
+                q,
+                question: &question,
+            };
+            let mut outcome = run_query(
+                opts.expand,
+                env,
+                store,
+                repo,
+                asked,
+                opts.mode,
+                opts.at_parent,
+            )?;
             if let EvalMode::Search(mode) = opts.mode {
                 let (hit, files) =
-                    context_outcome(settings, env, store, repo, q, mode, opts.at_parent)?;
+                    context_outcome(settings, env, store, repo, asked, mode, opts.at_parent)?;
                 outcome.context_hit = Some(hit);
                 outcome.context_files = Some(files);
             }
@@ -542,12 +557,19 @@ fn failed_query(repo: &str, q: &EvalQuery, error: &str) -> QueryOutcome {
     }
 }
 
+/// A query of the set and the question read from it.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    q: &'a EvalQuery,
+    question: &'a Question,
+}
+
 fn run_query(
     expand: bool,
     env: SearchEnv<'_>,
     store: &dyn Store,
     repo: &str,
-    q: &EvalQuery,
+    Asked { q, question }: Asked<'_>,
     mode: EvalMode,
     at_parent: bool,
 ) -> Result<QueryOutcome> {
@@ -578,7 +600,7 @@ fn run_query(
                 .collect()
         }
         EvalMode::Search(m) => {
-            let mut queries = vec![q.query.clone()];
+            let mut questions = vec![question.clone()];
             if expand {
                 let extra = crate::expand::vocabulary_expansion(
                     std::iter::once(store as &dyn Store),
@@ -586,20 +608,21 @@ fn run_query(
                     8,
                 );
                 if !extra.is_empty() {
-                    queries.push(format!("{} {}", q.query, extra.join(" ")));
+                    let expanded = format!("{} {}", q.query, extra.join(" "));
+                    questions.push(Question::read(&expanded, env.rank.issue_words));
                 }
             }
             // several queries: files fused by reciprocal rank
             let mut lists = Vec::new();
-            for query in &queries {
+            for question in &questions {
                 let req = SearchRequest {
-                    query: query.clone(),
+                    query: question.text.clone(),
                     limit: 10,
                     filters: Filters::default(),
                     files: true,
                     mode: m,
                 };
-                let hits = search_store(store, repo, None, &req, env)?.hits;
+                let hits = search_store(store, repo, None, &req, question, env)?.hits;
                 lists.push(hits.into_iter().map(|h| (h.path, (), h.pinned)).collect());
             }
             crate::fusion::fuse_lists(lists, env.rank.k)
@@ -623,7 +646,7 @@ fn run_query(
                 EvalMode::Baseline => Mode::Lexical,
             },
         };
-        let hits = search_store(store, repo, None, &req, env)?.hits;
+        let hits = search_store(store, repo, None, &req, question, env)?.hits;
         hits.iter()
             .position(|h| {
                 q.gold_symbols
@@ -649,7 +672,7 @@ fn context_outcome(
     env: SearchEnv<'_>,
     store: &dyn Store,
     repo: &str,
-    q: &EvalQuery,
+    Asked { q, question }: Asked<'_>,
     mode: Mode,
     at_parent: bool,
 ) -> Result<(bool, usize)> {
@@ -665,7 +688,7 @@ fn context_outcome(
         files: false,
         mode,
     };
-    let hits = search_store(store, repo, None, &req, env)?.hits;
+    let hits = search_store(store, repo, None, &req, question, env)?.hits;
     let context = crate::context::build(store, hits, &q.query, share, settings.context_tokens)?;
     let files: std::collections::HashSet<&str> =
         context.blocks.iter().map(|b| b.path.as_str()).collect();
@@ -910,7 +933,8 @@ fn who_query(
     let now = state.commit_time.unwrap_or(i64::MAX);
     let rank_of = |list: &[String]| list.iter().position(|id| *id == truth).map(|p| p + 1);
 
-    let who = crate::who::who_store(store, ids, &q.query, now, 10, env)?;
+    let question = Question::read(&q.query, env.rank.issue_words);
+    let who = crate::who::who_store(store, ids, &question, now, 10, env)?;
     let ken: Vec<String> = who.people.into_iter().map(|p| p.id).collect();
 
     let by_count = |commits: Vec<ken_store::CommitRecord>| -> Vec<String> {

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use ken_core::Filters;
 
-use crate::eval::{EvalQuery, EvalRun, outcome_against, symbol_matches};
+use super::{EvalQuery, EvalRun, outcome_against, symbol_matches};
 use crate::repo::OpenRepo;
 use crate::route::{Repos, search_all};
 use crate::search::SearchRequest;

@@ -7,14 +7,12 @@
 //! a stack of small frames), does not look below [`MAX_DEPTH`] levels, and
 //! stops at [`MAX_REFERENCES`] references per file.
 
-pub(crate) mod names;
-
 use ken_core::{RefKind, Reference};
 use tree_sitter::{Node, Tree, TreeCursor};
 
+use crate::names::{capped, clean, is_module, is_name, is_path, may_be_path, split_last};
 use crate::spec::{CallSite, Callee, Class, Found, RefClass, Spec, Table, text};
 use crate::walk::{Def, MAX_DEPTH};
-use names::{capped, clean, is_module, is_name, is_path, may_be_path, split_last};
 
 /// References kept per file; a generated file stops here, with a diagnostic.
 pub(crate) const MAX_REFERENCES: usize = 20_000;

@@ -1,0 +1,352 @@
+//! The HistoryStore of PostgreSQL: commits, their files, blame.
+
+use std::collections::{HashMap, HashSet};
+
+use sqlx::Row;
+use sqlx::postgres::PgRow;
+
+use super::super::bump;
+use super::*;
+use crate::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Result};
+
+impl HistoryStore for PgStore {
+    fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
+        self.read(|pool, repo| async move {
+            let r =
+                sqlx::query("SELECT count(*), max(committer_time) FROM commits WHERE repo = $1")
+                    .bind(repo)
+                    .fetch_one(&pool)
+                    .await?;
+            Ok((r.get::<i64, _>(0) as u64, r.get(1)))
+        })
+    }
+
+    fn add_commits(&mut self, commits: &[CommitRecord]) -> Result<usize> {
+        let commits = commits.to_vec();
+        self.write(|pool, repo| async move {
+            let mut tx = pool.begin().await?;
+            let shas: Vec<String> = commits.iter().map(|c| c.sha.clone()).collect();
+            let known: HashSet<String> =
+                sqlx::query("SELECT sha FROM commits WHERE repo = $1 AND sha = ANY($2)")
+                    .bind(repo)
+                    .bind(&shas)
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+            let mut seen = HashSet::new();
+            let new: Vec<&CommitRecord> = commits
+                .iter()
+                .filter(|c| !known.contains(&c.sha) && seen.insert(c.sha.clone()))
+                .collect();
+            for c in &new {
+                let paths: String = c.files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(" ");
+                sqlx::query(
+                    "INSERT INTO commits(repo, sha, author_name, author_email, author_time, committer_time,
+                                         summary, message, parents, search)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+                             setweight(to_tsvector('english', $8), 'A') || setweight(to_tsvector('simple', $10), 'B'))",
+                )
+                .bind(repo)
+                .bind(&c.sha)
+                .bind(&c.author_name)
+                .bind(&c.author_email)
+                .bind(c.author_time)
+                .bind(c.committer_time)
+                .bind(&c.summary)
+                .bind(&c.message)
+                .bind(c.parents.join(" "))
+                .bind(paths.replace(['/', '.', '_', '-'], " "))
+                .execute(&mut *tx)
+                .await?;
+                let (p, s, o): (Vec<String>, Vec<String>, Vec<Option<String>>) = (
+                    c.files.iter().map(|f| f.0.clone()).collect(),
+                    c.files.iter().map(|f| f.1.clone()).collect(),
+                    c.files.iter().map(|f| f.2.clone()).collect(),
+                );
+                sqlx::query(
+                    "INSERT INTO commit_files(repo, sha, path, status, old_path)
+                     SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[])",
+                )
+                .bind(repo)
+                .bind(&c.sha)
+                .bind(&p)
+                .bind(&s)
+                .bind(&o)
+                .execute(&mut *tx)
+                .await?;
+            }
+            bump(&mut tx, repo).await?;
+            tx.commit().await?;
+            Ok(new.len())
+        })
+    }
+
+    fn commits(&self, shas: &[String], with_files: bool) -> Result<HashMap<String, CommitRecord>> {
+        let shas = pg_texts(shas);
+        self.read(move |pool, repo| async move {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {COMMIT_COLUMNS} FROM commits WHERE repo = $1 AND sha = ANY($2)"
+            )))
+            .bind(repo)
+            .bind(&shas)
+            .fetch_all(&pool)
+            .await?;
+            let mut out: HashMap<String, CommitRecord> =
+                rows.iter().map(commit_from_row).map(|c| (c.sha.clone(), c)).collect();
+            if with_files {
+                let rows = sqlx::query(
+                    "SELECT sha, path, status, old_path FROM commit_files WHERE repo = $1 AND sha = ANY($2)",
+                )
+                .bind(repo)
+                .bind(&shas)
+                .fetch_all(&pool)
+                .await?;
+                for r in rows {
+                    if let Some(c) = out.get_mut(&r.get::<String, _>(0)) {
+                        c.files.push((r.get(1), r.get(2), r.get(3)));
+                    }
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn all_commits(&self) -> Result<Vec<CommitRecord>> {
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {COMMIT_COLUMNS} FROM commits WHERE repo = $1 ORDER BY committer_time DESC"
+            )))
+            .bind(repo)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows.iter().map(commit_from_row).collect())
+        })
+    }
+
+    fn commit_authors(&self) -> Result<Vec<(String, String)>> {
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT author_name, author_email FROM commits WHERE repo = $1
+                 GROUP BY author_name, author_email
+                 ORDER BY max(committer_time) DESC, author_name, author_email",
+            )
+            .bind(repo)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
+        let words = commit_query_words(query);
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |pool, repo| async move {
+            let q = words.join(" | ");
+            let rows = sqlx::query(
+                "SELECT sha, ts_rank(search, query)::float4 AS score
+                 FROM commits, (SELECT to_tsquery('english', $2) || to_tsquery('simple', $2) AS query) q
+                 WHERE repo = $1 AND search @@ query ORDER BY score DESC, sha LIMIT $3",
+            )
+            .bind(repo)
+            .bind(&q)
+            .bind(limit as i64)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn commits_touching(&self, paths: &[String]) -> Result<Vec<(String, String)>> {
+        let paths = pg_texts(paths);
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT sha, path FROM commit_files WHERE repo = $1 AND path = ANY($2)",
+            )
+            .bind(repo)
+            .bind(&paths)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn blame_needed(&self, files: &[(String, String)]) -> Result<Vec<String>> {
+        let files = files.to_vec();
+        if self.repo.is_none() {
+            return Ok(files.into_iter().map(|f| f.0).collect());
+        }
+        self.read(|pool, repo| async move {
+            let (paths, blobs): (Vec<String>, Vec<String>) = files.into_iter().unzip();
+            let rows = sqlx::query(
+                "SELECT a.path FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS a(path, blob, n)
+                 LEFT JOIN blame_done d ON d.repo = $1 AND d.path = a.path
+                 WHERE d.blob_id IS DISTINCT FROM a.blob ORDER BY a.n",
+            )
+            .bind(repo)
+            .bind(&paths)
+            .bind(&blobs)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
+
+    fn put_blame(&mut self, items: &[FileBlameRecord]) -> Result<()> {
+        let items = items.to_vec();
+        self.write(|pool, repo| async move {
+            let mut tx = pool.begin().await?;
+            let paths: Vec<String> = items.iter().map(|f| f.path.clone()).collect();
+            sqlx::query("DELETE FROM blame WHERE repo = $1 AND path = ANY($2)")
+                .bind(repo)
+                .bind(&paths)
+                .execute(&mut *tx)
+                .await?;
+            let mut cols: (Vec<String>, Vec<i32>, Vec<i32>, Vec<String>) = Default::default();
+            for f in &items {
+                for r in &f.ranges {
+                    cols.0.push(f.path.clone());
+                    cols.1.push(r.start_line as i32);
+                    cols.2.push(r.end_line as i32);
+                    cols.3.push(r.sha.clone());
+                }
+            }
+            sqlx::query(
+                "INSERT INTO blame(repo, path, start_line, end_line, sha)
+                 SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[], $5::text[])",
+            )
+            .bind(repo)
+            .bind(&cols.0)
+            .bind(&cols.1)
+            .bind(&cols.2)
+            .bind(&cols.3)
+            .execute(&mut *tx)
+            .await?;
+            let blobs: Vec<String> = items.iter().map(|f| f.blob_id.clone()).collect();
+            let methods: Vec<String> = items.iter().map(|f| f.method.clone()).collect();
+            sqlx::query(
+                "INSERT INTO blame_done(repo, path, blob_id, method)
+                 SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])
+                 ON CONFLICT (repo, path) DO UPDATE SET blob_id = excluded.blob_id, method = excluded.method",
+            )
+            .bind(repo)
+            .bind(&paths)
+            .bind(&blobs)
+            .bind(&methods)
+            .execute(&mut *tx)
+            .await?;
+            bump(&mut tx, repo).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn blame_of(&self, path: &str) -> Result<Vec<BlameLines>> {
+        let path = pg_text(path);
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT start_line, end_line, sha FROM blame WHERE repo = $1 AND path = $2 ORDER BY start_line",
+            )
+            .bind(repo)
+            .bind(&path)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows
+                .iter()
+                .map(|r| BlameLines {
+                    start_line: r.get::<i32, _>(0) as u32,
+                    end_line: r.get::<i32, _>(1) as u32,
+                    sha: r.get(2),
+                })
+                .collect())
+        })
+    }
+
+    fn blame_done_of(&self, paths: &[String]) -> Result<HashMap<String, (String, String)>> {
+        let paths = pg_texts(paths);
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT path, blob_id, method FROM blame_done WHERE repo = $1 AND path = ANY($2)",
+            )
+            .bind(repo)
+            .bind(&paths)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), (r.get(1), r.get(2))))
+                .collect())
+        })
+    }
+
+    fn blame_of_paths(&self, paths: &[String]) -> Result<HashMap<String, Vec<BlameLines>>> {
+        let paths = pg_texts(paths);
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT path, start_line, end_line, sha FROM blame
+                 WHERE repo = $1 AND path = ANY($2) ORDER BY path, start_line",
+            )
+            .bind(repo)
+            .bind(&paths)
+            .fetch_all(&pool)
+            .await?;
+            let mut out: HashMap<String, Vec<BlameLines>> =
+                paths.iter().map(|p| (p.clone(), Vec::new())).collect();
+            for r in rows {
+                out.entry(r.get(0)).or_default().push(BlameLines {
+                    start_line: r.get::<i32, _>(1) as u32,
+                    end_line: r.get::<i32, _>(2) as u32,
+                    sha: r.get(3),
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    fn paths_blamed_on(&self, shas: &[String]) -> Result<HashSet<String>> {
+        let shas = pg_texts(shas);
+        self.read(|pool, repo| async move {
+            let rows =
+                sqlx::query("SELECT DISTINCT path FROM blame WHERE repo = $1 AND sha = ANY($2)")
+                    .bind(repo)
+                    .bind(&shas)
+                    .fetch_all(&pool)
+                    .await?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
+}
+
+const COMMIT_COLUMNS: &str =
+    "sha, author_name, author_email, author_time, committer_time, summary, message, parents";
+
+fn commit_from_row(r: &PgRow) -> CommitRecord {
+    CommitRecord {
+        sha: r.get(0),
+        author_name: r.get(1),
+        author_email: r.get(2),
+        author_time: r.get(3),
+        committer_time: r.get(4),
+        summary: r.get(5),
+        message: r.get(6),
+        parents: r
+            .get::<String, _>(7)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+        files: Vec::new(),
+    }
+}
+
+/// The words of a question the commits' full text is searched for
+/// (lowercase, stop words and words with punctuation left out).
+pub(crate) fn commit_query_words(query: &str) -> Vec<String> {
+    ken_core::ident::words(query)
+        .map(|(_, w)| w.to_lowercase())
+        .filter(|w| !ken_core::ident::is_stop_word(w))
+        .filter(|w| w.chars().all(|c| c.is_alphanumeric()))
+        .collect()
+}
