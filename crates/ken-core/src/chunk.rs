@@ -196,6 +196,13 @@ pub struct Reference {
     /// `name` (`from m import a as b`, `import { a as b } from 'm'`: `b`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias: Option<String>,
+    /// For a call through a variable (`db.query()`): the class the
+    /// variable was made from where it was assigned in the same scope
+    /// (`db = Database(...)`, `const db = new Database()`,
+    /// `self.db = Database(...)` in a method of the class), as written
+    /// there (`Database`, `models.Database`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
 }
 
 /// What the syntax layer returns for one file: never an error.

@@ -3,34 +3,16 @@
 //! then searched, asked about people and structure, and refused to a
 //! caller who may not see it.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
+
+use common::git;
 
 use ken_engine::{
     Access, Engine, ErrorKind, IndexLimits, IndexRequest, Mode, NoProgress, SearchRequest,
     Settings, Walk,
 };
-
-fn git(dir: &Path, args: &[&str], who: (&str, &str)) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", who.0)
-        .env("GIT_AUTHOR_EMAIL", who.1)
-        .env("GIT_COMMITTER_NAME", who.0)
-        .env("GIT_COMMITTER_EMAIL", who.1)
-        .env("GIT_AUTHOR_DATE", "2024-03-01T10:00:00")
-        .env("GIT_COMMITTER_DATE", "2024-03-01T10:00:00")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 const ADA: (&str, &str) = ("Ada Lovelace", "ada@example.com");
 const LIN: (&str, &str) = ("Lin Chen", "lin@example.com");

@@ -30,8 +30,11 @@
 //! expectations from what the engine returns; review the diff before
 //! committing it.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::PathBuf;
+
+use common::git;
 
 use ken_engine::{
     Access, Engine, FilterSpec, IndexRequest, Mode, NoProgress, SearchRequest, Settings, Walk,
@@ -97,27 +100,6 @@ fn render(fx: &Fixture, actual: &[Vec<String>]) -> String {
     out
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Ada Lovelace")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada Lovelace")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .env("GIT_AUTHOR_DATE", "2024-03-01T10:00:00")
-        .env("GIT_COMMITTER_DATE", "2024-03-01T10:00:00")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Files up to this many characters are one chunk (3,000 by default): a
 /// fixture's small files are cut into their definitions as a real
 /// repository's larger ones are.
@@ -132,9 +114,10 @@ fn index(fx: &Fixture) -> (tempfile::TempDir, tempfile::TempDir, Engine) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, body).unwrap();
     }
-    git(repo.path(), &["init", "-q", "-b", "main"]);
-    git(repo.path(), &["add", "-A"]);
-    git(repo.path(), &["commit", "-q", "-m", "The fixture"]);
+    let ada = ("Ada Lovelace", "ada@example.com");
+    git(repo.path(), &["init", "-q", "-b", "main"], ada);
+    git(repo.path(), &["add", "-A"], ada);
+    git(repo.path(), &["commit", "-q", "-m", "The fixture"], ada);
     let home = tempfile::tempdir().unwrap();
     let mut settings = Settings::new(home.path().to_path_buf());
     settings.chunk.whole_file_chars = WHOLE_FILE_CHARS;

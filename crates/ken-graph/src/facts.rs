@@ -98,6 +98,10 @@ pub enum Rule {
     Base,
     /// The qualifier names a known type or module (`Command.AddCommand`, `Type::new`).
     Qualified,
+    /// The qualifier is a variable made from a known class where it was
+    /// assigned (`db = Database(...)`; `db.query()` → `Database.query`,
+    /// or a base class's `query`).
+    Receiver,
     /// The only definition of that name in the same file.
     SameFile,
     /// The only definition of that name in the repository.
@@ -105,12 +109,13 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 7] = [
+    pub const ALL: [Rule; 8] = [
         Rule::Scope,
         Rule::Import,
         Rule::Package,
         Rule::Base,
         Rule::Qualified,
+        Rule::Receiver,
         Rule::SameFile,
         Rule::UniqueGlobal,
     ];
@@ -119,7 +124,7 @@ impl Rule {
     pub fn confidence(self) -> f32 {
         match self {
             Rule::Scope | Rule::Import => 1.0,
-            Rule::Package | Rule::Base => 0.9,
+            Rule::Package | Rule::Base | Rule::Receiver => 0.9,
             Rule::Qualified => 0.8,
             Rule::SameFile => 0.7,
             Rule::UniqueGlobal => 0.5,
@@ -133,6 +138,7 @@ impl Rule {
             Rule::Package => "package",
             Rule::Base => "base",
             Rule::Qualified => "qualified",
+            Rule::Receiver => "receiver",
             Rule::SameFile => "same_file",
             Rule::UniqueGlobal => "unique_global",
         }

@@ -15,7 +15,7 @@
 //! };
 //! let call = Reference {
 //!     kind: RefKind::Call, name: "helper".into(), qualifier: None,
-//!     line: 2, from: Some("main".into()), alias: None,
+//!     line: 2, from: Some("main".into()), alias: None, receiver: None,
 //! };
 //! let file = FileFacts::new("app.py", Language::Python, vec![def("main", 1), def("helper", 4)], vec![call]);
 //! let index = SymbolIndex::build([&file]);

@@ -542,6 +542,12 @@ impl<'a> Resolver<'a> {
             }
             _ => {}
         }
+        // (a') a variable made from a known class: its member, or a base's
+        if let Some(class) = r.receiver.as_deref().filter(|_| q.is_some())
+            && let Some(ids) = self.member_of_receiver(class, name, r.kind)
+        {
+            return found(Rule::Receiver, ids, self);
+        }
         // (b) imports
         if let Some(result) = self.via_imports(q, name, r.kind) {
             return match result {
@@ -713,6 +719,18 @@ impl<'a> Resolver<'a> {
         }
         // base classes, breadth first
         let file = self.file?;
+        self.member_of_bases(file, container, name, kind)
+            .map(|ids| (Rule::Base, ids))
+    }
+
+    /// `name` in the bases of `container` (a class of `file`), breadth first.
+    fn member_of_bases(
+        &self,
+        file: FileId,
+        container: String,
+        name: &str,
+        kind: RefKind,
+    ) -> Option<Vec<DefId>> {
         let mut level: Vec<(FileId, String)> = vec![(file, container)];
         for _ in 0..MAX_HOPS {
             let mut next = Vec::new();
@@ -730,7 +748,7 @@ impl<'a> Resolver<'a> {
                         })
                         .collect();
                     if !ids.is_empty() {
-                        return Some((Rule::Base, ids));
+                        return Some(ids);
                     }
                     next.push((bf, d.qualname.clone()));
                 }
@@ -739,6 +757,42 @@ impl<'a> Resolver<'a> {
                 break;
             }
             level = next;
+        }
+        None
+    }
+
+    /// `name` of the class a variable was made from (`Db`, `flask.Flask`,
+    /// as written at the assignment): the class found as a type named in
+    /// this file, then its member or its bases'. None when the class or
+    /// the member is not in the repository.
+    fn member_of_receiver(&self, class: &str, name: &str, kind: RefKind) -> Option<Vec<DefId>> {
+        let types: Vec<DefId> = match class.rsplit_once('.') {
+            None => self.type_named(class),
+            Some((q, last)) => match self.via_imports(Some(q), last, RefKind::Type) {
+                Some(Ok(keys)) => keys.iter().filter_map(|k| self.index.find(k)).collect(),
+                _ => Vec::new(),
+            },
+        };
+        for t in types {
+            let d = self.index.def(t);
+            if !is_type_like(d.kind) {
+                continue;
+            }
+            let file = self.index.def_file(t);
+            let qualname = format!("{}.{name}", d.qualname);
+            let own: Vec<DefId> = self
+                .index
+                .file_defs(file)
+                .filter(|&id| {
+                    self.index.def(id).qualname == qualname && fits(kind, self.index.def(id).kind)
+                })
+                .collect();
+            if !own.is_empty() {
+                return Some(own);
+            }
+            if let Some(ids) = self.member_of_bases(file, d.qualname.clone(), name, kind) {
+                return Some(ids);
+            }
         }
         None
     }

@@ -408,3 +408,57 @@ fn a_file_missing_from_the_index_still_resolves_outward() {
             .any(|e| e.to.qualname == "load_config" && e.from.qualname == "go")
     );
 }
+
+const RECEIVERS: &str = r#"
+//- db.py
+class Base:
+    def query(self, sql):
+        return []
+
+
+class Database(Base):
+    def execute(self, sql):
+        return self.query(sql)
+
+//- cache.py
+class Cache:
+    def query(self, key):
+        return key
+
+//- users.py
+from db import Database as Db
+
+
+def find_user(name):
+    db = Db("sqlite://")
+    db.execute("x")
+    rows = db.query(name)
+    conn = connect()
+    conn.query(name)
+    return rows
+"#;
+
+#[test]
+fn a_variable_made_from_a_class_calls_that_class_or_its_bases() {
+    let w = world(RECEIVERS);
+    let facts = w.facts.iter().find(|f| f.path == "users.py").unwrap();
+    let r = resolve_file_with_outcomes(facts, &w.index);
+    let outcome = |q: &str, name: &str| {
+        let i = facts
+            .references
+            .iter()
+            .position(|r| r.name == name && r.qualifier.as_deref() == Some(q))
+            .unwrap();
+        r.outcomes[i]
+    };
+    // `db = Db(...)` with `Db` imported as `Database`: its own method, and
+    // its base's `query` (a name two classes define)
+    assert_eq!(outcome("db", "execute"), Outcome::Resolved(Rule::Receiver));
+    assert_eq!(outcome("db", "query"), Outcome::Resolved(Rule::Receiver));
+    assert!(w.has_edge("call", "users.py:find_user", "db.py:Database.execute"));
+    assert!(w.has_edge("call", "users.py:find_user", "db.py:Base.query"));
+    assert!(!w.has_edge("call", "users.py:find_user", "cache.py:Cache.query"));
+    // a value of unknown class: the name alone stays ambiguous
+    assert_eq!(outcome("conn", "query"), Outcome::Ambiguous(2));
+    assert_eq!(Rule::Receiver.confidence(), 0.9);
+}

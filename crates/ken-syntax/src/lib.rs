@@ -103,6 +103,7 @@ mod notebook;
 mod notebook_lines;
 mod options;
 mod parse;
+mod receivers;
 mod refs;
 mod skeleton;
 mod spec;

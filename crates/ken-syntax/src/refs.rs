@@ -11,6 +11,7 @@ use ken_core::{RefKind, Reference};
 use tree_sitter::{Node, Tree, TreeCursor};
 
 use crate::names::{capped, clean, is_module, is_name, is_path, may_be_path, split_last};
+use crate::receivers::{self, Assigned};
 use crate::spec::{CallSite, Callee, Class, Found, RefClass, Spec, Table, text};
 use crate::walk::{Def, MAX_DEPTH};
 
@@ -51,6 +52,7 @@ pub(crate) fn extract(tree: &Tree, src: &str, spec: &Spec, table: &Table, defs: 
         found: Vec::new(),
         skip: Vec::new(),
         tokens: Vec::new(),
+        assigned: Vec::new(),
         truncated: false,
     };
     let root = tree.root_node();
@@ -81,8 +83,12 @@ pub(crate) fn extract(tree: &Tree, src: &str, spec: &Spec, table: &Table, defs: 
             }
         }
     }
+    let mut references = x.refs;
+    if !x.assigned.is_empty() {
+        receivers::annotate(&mut references, &x.assigned, defs);
+    }
     Refs {
-        references: x.refs,
+        references,
         truncated: x.truncated,
     }
 }
@@ -130,6 +136,8 @@ struct Extractor<'a> {
     skip: Vec<(usize, usize, u16)>,
     /// Scratch for token trees.
     tokens: Vec<(Token, usize, usize, usize)>,
+    /// Assignments that may type a variable, in the order written.
+    assigned: Vec<Assigned>,
     truncated: bool,
 }
 
@@ -221,7 +229,67 @@ impl<'a> Extractor<'a> {
                 self.token_tree(node);
                 Some(child)
             }
+            RefClass::Assign(i) => {
+                self.assign(node, i as usize);
+                Some(child)
+            }
         }
+    }
+
+    /// Note an assignment: its target (`x`, `self.x`), where it is written,
+    /// and the class its value makes, if it makes one.
+    fn assign(&mut self, node: Node<'_>, rule: usize) {
+        let a = &self.spec.refs.assigns[rule];
+        let (Some(target), Some(value)) = (
+            self.table.field(node, a.target),
+            self.table.field(node, a.value),
+        ) else {
+            return;
+        };
+        if target.end_byte() - target.start_byte() > MAX_QUALIFIER {
+            return;
+        }
+        let written: String = self.text(target).split_whitespace().collect();
+        if !is_path(&written) || self.assigned.len() >= MAX_REFERENCES {
+            return; // a tuple, a subscript, a destructuring pattern
+        }
+        let class = self.class_made_by(value, a.capitalized);
+        self.at(node.start_byte());
+        self.assigned.push(Assigned {
+            from: self.open.last().copied(),
+            target: written,
+            class,
+            line: node.start_position().row as u32 + 1,
+        });
+    }
+
+    /// The class `value` makes: a `new` expression's type, or (when
+    /// `capitalized`) the callee of a call of a capitalized name.
+    fn class_made_by(&self, value: Node<'_>, capitalized: bool) -> Option<String> {
+        let RefClass::Call(i) = self.table.ref_class(value.kind_id()) else {
+            return None;
+        };
+        let (q, name, _) = match self.spec.refs.calls[i as usize].callee {
+            Callee::New(field) => {
+                let ty = match field {
+                    Some(f) => self.table.field(value, f),
+                    None => value.named_child(0),
+                }?;
+                self.target(ty, true)?
+            }
+            Callee::Field(f) if capitalized => {
+                let t = self.target(self.table.field(value, f)?, false)?;
+                if !t.1.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    return None;
+                }
+                t
+            }
+            _ => return None,
+        };
+        Some(match q {
+            Some(q) => format!("{q}.{name}"),
+            None => name,
+        })
     }
 
     /// Was `node` already read as part of its parent?
@@ -313,6 +381,7 @@ impl<'a> Extractor<'a> {
             line,
             from: from.map(str::to_string),
             alias: alias.filter(|a| is_name(a)).map(str::to_string),
+            receiver: None,
         });
     }
 

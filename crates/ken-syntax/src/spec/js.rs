@@ -4,8 +4,8 @@ use ken_core::{ChunkKind, RefKind};
 use tree_sitter::Node;
 
 use super::{
-    CallRule, CallSite, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec,
-    Types, Wrapper, text,
+    AssignRule, CallRule, CallSite, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec,
+    Rule, Spec, Types, Wrapper, text,
 };
 use crate::names::{last_segment, unquote};
 
@@ -55,9 +55,16 @@ pub(crate) static JS: Spec = Spec {
         imports: IMPORTS,
         inherits: &[InheritRule::node("class_heritage")],
         call_hook: Some(require),
+        assigns: ASSIGNS,
         ..RefSpec::NONE
     },
 };
+
+/// `const x = new C()`, `this.x = new C()`.
+const ASSIGNS: &[AssignRule] = &[
+    AssignRule::new("variable_declarator", "name", "value", false),
+    AssignRule::new("assignment_expression", "left", "right", false),
+];
 
 pub(crate) static TS: Spec = Spec {
     rules: &[
@@ -107,6 +114,7 @@ pub(crate) static TS: Spec = Spec {
         generics: true,
         call_hook: Some(require),
         postfix: &["non_null_expression"],
+        assigns: ASSIGNS,
         ..RefSpec::NONE
     },
 };

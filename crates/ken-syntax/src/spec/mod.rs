@@ -13,7 +13,7 @@ use ken_core::{ChunkKind, Language};
 use tree_sitter::Node;
 
 pub(crate) use refs::{
-    CallRule, CallSite, Callee, Found, ImportRule, InheritRule, Member, RefSpec, Types,
+    AssignRule, CallRule, CallSite, Callee, Found, ImportRule, InheritRule, Member, RefSpec, Types,
 };
 
 mod bash;
@@ -261,6 +261,8 @@ pub(crate) enum RefClass {
     Postfix,
     /// Never read.
     Skip,
+    /// `spec.refs.assigns[i]`: an assignment that may type its target.
+    Assign(u8),
 }
 
 /// A spec compiled against its grammar: node kind id → [`Class`] and
@@ -359,6 +361,9 @@ fn compile(spec: &Spec, ts: &tree_sitter::Language) -> Table {
         names.extend(i.field);
         names.extend(i.unless);
     }
+    for a in r.assigns {
+        names.extend([a.target, a.value]);
+    }
     names.sort_unstable();
     names.dedup();
     let named_ids = names
@@ -382,6 +387,7 @@ fn compile_refs(r: &RefSpec, ts: &tree_sitter::Language) -> Vec<RefClass> {
     let members: Vec<&str> = r.members.iter().map(|m| m.node).collect();
     let imports: Vec<&str> = r.imports.iter().map(|m| m.node).collect();
     let inherits: Vec<&str> = r.inherits.iter().map(|m| m.node).collect();
+    let assigns: Vec<&str> = r.assigns.iter().map(|a| a.node).collect();
     for (id, class) in refs.iter_mut().enumerate() {
         let id = id as u16;
         if !ts.node_kind_is_named(id) {
@@ -418,6 +424,8 @@ fn compile_refs(r: &RefSpec, ts: &tree_sitter::Language) -> Vec<RefClass> {
             RefClass::Postfix
         } else if r.skip.contains(&kind) {
             RefClass::Skip
+        } else if let Some(i) = pos(&assigns) {
+            RefClass::Assign(i)
         } else {
             RefClass::Other
         };

@@ -2,8 +2,8 @@ use ken_core::{ChunkKind, RefKind};
 use tree_sitter::Node;
 
 use super::{
-    CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec, Types,
-    Wrapper, text,
+    AssignRule, CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec,
+    Types, Wrapper, text,
 };
 use crate::names::last_segment;
 
@@ -30,6 +30,7 @@ pub(crate) static SPEC: Spec = Spec {
             ImportRule::new("import_from_statement", import_from),
         ],
         inherits: &[InheritRule::field("class_definition", "superclasses")],
+        assigns: &[AssignRule::new("assignment", "left", "right", true)],
         types: Types {
             context_names: &["identifier"],
             context_paths: &["attribute", "member_type"],

@@ -31,6 +31,9 @@ pub(crate) struct RefSpec {
     pub postfix: &'static [&'static str],
     /// Subtrees never read (`#[cfg(all(...))]` is not a call).
     pub skip: &'static [&'static str],
+    /// Assignments that may give a variable the type of what is assigned
+    /// (`x = Class(...)`, `const x = new Class()`).
+    pub assigns: &'static [AssignRule],
 }
 
 impl RefSpec {
@@ -46,7 +49,36 @@ impl RefSpec {
         token_tree: None,
         postfix: &[],
         skip: &[],
+        assigns: &[],
     };
+}
+
+/// An assignment node: its target in `target`, the value in `value`. The
+/// target takes the value's class when the value is a `new` (a
+/// [`Callee::New`] call) or, when `capitalized` says so, a call of a
+/// capitalized name (Python, where classes are called to make instances:
+/// `Flask(__name__)`, `models.User()`).
+pub(crate) struct AssignRule {
+    pub node: &'static str,
+    pub target: &'static str,
+    pub value: &'static str,
+    pub capitalized: bool,
+}
+
+impl AssignRule {
+    pub const fn new(
+        node: &'static str,
+        target: &'static str,
+        value: &'static str,
+        capitalized: bool,
+    ) -> AssignRule {
+        AssignRule {
+            node,
+            target,
+            value,
+            capitalized,
+        }
+    }
 }
 
 /// A call-like node.
