@@ -252,4 +252,46 @@ class Server {
             assert_eq!(receiver(&found, "c.text"), None, "{path}");
         }
     }
+
+    #[test]
+    fn annotated_parameters_take_their_class() {
+        let py = "\
+def handle(app: Flask, n: int = 3, ctx: \"AppContext\" = None, other: Optional[flask.Flask] = None):
+    app.run()
+    n.bit_length()
+    ctx.push()
+    other.run()
+
+
+def both(x: Flask | Quart):
+    x.run()
+
+
+current_app: Flask = LocalProxy(_find_app)
+
+
+def view():
+    current_app.log_exception()
+";
+        let found = calls("h.py", py);
+        assert_eq!(receiver(&found, "app.run"), Some("Flask"));
+        assert_eq!(receiver(&found, "n.bit_length"), None);
+        assert_eq!(receiver(&found, "ctx.push"), Some("AppContext"));
+        assert_eq!(receiver(&found, "other.run"), Some("flask.Flask"));
+        // a union of two classes: either could be meant
+        assert_eq!(receiver(&found, "x.run"), None);
+        // the annotation of an assignment says more than its value
+        assert_eq!(receiver(&found, "current_app.log_exception"), Some("Flask"));
+        let ts = "\
+function h(c: Context<Env>, next?: Next, x: number = 1) {
+  c.text('x')
+  next.call()
+  x.toFixed()
+}
+";
+        let found = calls("h.ts", ts);
+        assert_eq!(receiver(&found, "c.text"), Some("Context"));
+        assert_eq!(receiver(&found, "next.call"), Some("Next"));
+        assert_eq!(receiver(&found, "x.toFixed"), None);
+    }
 }

@@ -29,6 +29,33 @@ const MAX_CHAIN: usize = 16;
 /// Nodes looked at in one list of base classes.
 const MAX_BASES: usize = 64;
 
+/// The class a type annotation names: `Flask`, `flask.Flask`,
+/// `Context<Env>` (its arguments dropped), `Optional[Flask]`,
+/// `Flask | None`, `"AppContext"`; None for anything else (a builtin
+/// such as `int`, a container such as `list[Flask]`, a union of classes).
+fn annotated_class(text: &str) -> Option<String> {
+    let mut t = text.trim().trim_start_matches(':').trim();
+    t = t.trim_matches(|c| c == '"' || c == '\'');
+    if let Some(inner) = t
+        .strip_prefix("Optional[")
+        .and_then(|r| r.strip_suffix(']'))
+    {
+        t = inner.trim();
+    }
+    let parts: Vec<&str> = t
+        .split('|')
+        .map(str::trim)
+        .filter(|p| !matches!(*p, "None" | "null" | "undefined"))
+        .collect();
+    let [t] = parts[..] else {
+        return None;
+    };
+    let t = t.split('<').next()?.trim();
+    let last = t.rsplit(['.', ':']).next()?;
+    (is_path(t) && !t.contains("::") && last.starts_with(|c: char| c.is_ascii_uppercase()))
+        .then(|| t.to_string())
+}
+
 /// What one pass found.
 pub(crate) struct Refs {
     pub references: Vec<Reference>,
@@ -240,10 +267,11 @@ impl<'a> Extractor<'a> {
     /// and the class its value makes, if it makes one.
     fn assign(&mut self, node: Node<'_>, rule: usize) {
         let a = &self.spec.refs.assigns[rule];
-        let (Some(target), Some(value)) = (
-            self.table.field(node, a.target),
-            self.table.field(node, a.value),
-        ) else {
+        let target = match a.target {
+            Some(f) => self.table.field(node, f),
+            None => node.named_child(0),
+        };
+        let (Some(target), Some(value)) = (target, self.table.field(node, a.value)) else {
             return;
         };
         if target.end_byte() - target.start_byte() > MAX_QUALIFIER {
@@ -253,7 +281,12 @@ impl<'a> Extractor<'a> {
         if !is_path(&written) || self.assigned.len() >= MAX_REFERENCES {
             return; // a tuple, a subscript, a destructuring pattern
         }
-        let class = self.class_made_by(value, a.capitalized);
+        let annotated = a.typed_by.and_then(|f| self.table.field(node, f));
+        let class = match annotated {
+            Some(t) => annotated_class(self.text(t)),
+            None if a.annotation => annotated_class(self.text(value)),
+            None => self.class_made_by(value, a.capitalized),
+        };
         self.at(node.start_byte());
         self.assigned.push(Assigned {
             from: self.open.last().copied(),

@@ -66,6 +66,14 @@ const ASSIGNS: &[AssignRule] = &[
     AssignRule::new("assignment_expression", "left", "right", false),
 ];
 
+/// [`ASSIGNS`], and parameters typed by their annotation (`c: Context`).
+const TS_ASSIGNS: &[AssignRule] = &[
+    AssignRule::new("variable_declarator", "name", "value", false),
+    AssignRule::new("assignment_expression", "left", "right", false),
+    AssignRule::parameter("required_parameter", Some("pattern"), "type"),
+    AssignRule::parameter("optional_parameter", Some("pattern"), "type"),
+];
+
 pub(crate) static TS: Spec = Spec {
     rules: &[
         Rule::new("function_declaration", ChunkKind::Function),
@@ -114,7 +122,7 @@ pub(crate) static TS: Spec = Spec {
         generics: true,
         call_hook: Some(require),
         postfix: &["non_null_expression"],
-        assigns: ASSIGNS,
+        assigns: TS_ASSIGNS,
         ..RefSpec::NONE
     },
 };

@@ -362,7 +362,9 @@ fn compile(spec: &Spec, ts: &tree_sitter::Language) -> Table {
         names.extend(i.unless);
     }
     for a in r.assigns {
-        names.extend([a.target, a.value]);
+        names.extend(a.target);
+        names.extend(a.typed_by);
+        names.push(a.value);
     }
     names.sort_unstable();
     names.dedup();

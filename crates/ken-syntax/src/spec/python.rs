@@ -30,7 +30,11 @@ pub(crate) static SPEC: Spec = Spec {
             ImportRule::new("import_from_statement", import_from),
         ],
         inherits: &[InheritRule::field("class_definition", "superclasses")],
-        assigns: &[AssignRule::new("assignment", "left", "right", true)],
+        assigns: &[
+            AssignRule::new("assignment", "left", "right", true).typed_by("type"),
+            AssignRule::parameter("typed_parameter", None, "type"),
+            AssignRule::parameter("typed_default_parameter", Some("name"), "type"),
+        ],
         types: Types {
             context_names: &["identifier"],
             context_paths: &["attribute", "member_type"],

@@ -57,12 +57,20 @@ impl RefSpec {
 /// target takes the value's class when the value is a `new` (a
 /// [`Callee::New`] call) or, when `capitalized` says so, a call of a
 /// capitalized name (Python, where classes are called to make instances:
-/// `Flask(__name__)`, `models.User()`).
+/// `Flask(__name__)`, `models.User()`). A parameter with a type annotation
+/// is one too: `annotation` says `value` holds a type, whose class the
+/// parameter takes (`app: Flask`, `c: Context<Env>`, `Optional[Flask]`).
 pub(crate) struct AssignRule {
     pub node: &'static str,
-    pub target: &'static str,
+    /// The field of the target; None: the node's first named child
+    /// (Python's typed parameters name no field).
+    pub target: Option<&'static str>,
     pub value: &'static str,
     pub capitalized: bool,
+    pub annotation: bool,
+    /// A field holding a type annotation that, when present, says the
+    /// class instead of the value (`current_app: Flask = LocalProxy(...)`).
+    pub typed_by: Option<&'static str>,
 }
 
 impl AssignRule {
@@ -74,9 +82,35 @@ impl AssignRule {
     ) -> AssignRule {
         AssignRule {
             node,
-            target,
+            target: Some(target),
             value,
             capitalized,
+            annotation: false,
+            typed_by: None,
+        }
+    }
+
+    /// The same, with an annotation in `field` taking precedence.
+    pub const fn typed_by(self, field: &'static str) -> AssignRule {
+        AssignRule {
+            typed_by: Some(field),
+            ..self
+        }
+    }
+
+    /// A parameter whose annotation, in `annotation`, types it.
+    pub const fn parameter(
+        node: &'static str,
+        target: Option<&'static str>,
+        annotation: &'static str,
+    ) -> AssignRule {
+        AssignRule {
+            node,
+            target,
+            value: annotation,
+            capitalized: false,
+            annotation: true,
+            typed_by: None,
         }
     }
 }
