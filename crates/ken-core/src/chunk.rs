@@ -154,6 +154,9 @@ pub enum RefKind {
     Inherit,
     /// A type named in a signature, field, annotation or cast.
     Type,
+    /// A member read without being called (`self.jinja_env`, a method
+    /// passed as a value: `_async_wrapper=self.ensure_sync`).
+    Read,
 }
 
 impl RefKind {
@@ -163,6 +166,7 @@ impl RefKind {
             RefKind::Import => "import",
             RefKind::Inherit => "inherit",
             RefKind::Type => "type",
+            RefKind::Read => "read",
         }
     }
 
@@ -173,6 +177,7 @@ impl RefKind {
             RefKind::Import,
             RefKind::Inherit,
             RefKind::Type,
+            RefKind::Read,
         ]
         .into_iter()
         .find(|k| k.name() == name)
@@ -228,6 +233,7 @@ mod tests {
             RefKind::Import,
             RefKind::Inherit,
             RefKind::Type,
+            RefKind::Read,
         ] {
             assert_eq!(RefKind::parse(k.name()), Some(k));
         }

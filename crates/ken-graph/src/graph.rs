@@ -17,8 +17,10 @@ pub type EdgeId = u32;
 pub struct Kinds(u8);
 
 impl Kinds {
-    pub const ALL: Kinds = Kinds(0b1111);
+    pub const ALL: Kinds = Kinds(0b1_1111);
     pub const CALLS: Kinds = Kinds(0b0001);
+    /// Calls and reads: what `callers` and `callees` follow.
+    pub const USES: Kinds = Kinds(0b1_0001);
 
     pub fn of(kinds: &[RefKind]) -> Kinds {
         Kinds(kinds.iter().fold(0, |acc, &k| acc | Kinds::bit(k)))
@@ -30,6 +32,7 @@ impl Kinds {
             RefKind::Import => 2,
             RefKind::Inherit => 4,
             RefKind::Type => 8,
+            RefKind::Read => 16,
         }
     }
 

@@ -63,6 +63,8 @@ pub struct Stats {
     pub import: KindStats,
     pub inherit: KindStats,
     pub r#type: KindStats,
+    #[serde(default)]
+    pub read: KindStats,
 }
 
 impl Stats {
@@ -72,6 +74,7 @@ impl Stats {
             RefKind::Import => &self.import,
             RefKind::Inherit => &self.inherit,
             RefKind::Type => &self.r#type,
+            RefKind::Read => &self.read,
         }
     }
 
@@ -81,6 +84,7 @@ impl Stats {
             RefKind::Import => &mut self.import,
             RefKind::Inherit => &mut self.inherit,
             RefKind::Type => &mut self.r#type,
+            RefKind::Read => &mut self.read,
         }
     }
 
@@ -135,9 +139,10 @@ impl Stats {
 }
 
 /// Every reference kind, in a fixed order.
-pub const KINDS: [RefKind; 4] = [
+pub const KINDS: [RefKind; 5] = [
     RefKind::Call,
     RefKind::Import,
     RefKind::Inherit,
     RefKind::Type,
+    RefKind::Read,
 ];

@@ -258,6 +258,7 @@ fn fits(kind: RefKind, def: ChunkKind) -> bool {
             )
         }
         RefKind::Import => def != Impl,
+        RefKind::Read => matches!(def, Function | Method),
     }
 }
 
@@ -572,6 +573,12 @@ impl<'a> Resolver<'a> {
             && let Some(outcome) = self.qualified(q, name, r.kind)
         {
             return outcome;
+        }
+        // A member read is tied only by scope, imports, types or its
+        // receiver's class: an attribute of the same name is far likelier
+        // than a method found by guessing.
+        if r.kind == RefKind::Read {
+            return (Outcome::Unresolved(Reason::NoDefinition), Vec::new());
         }
         // A qualified type (`io::Result`, `t.Any`) or a path written with
         // `::` (`crate::a::name`) names its namespace statically: when

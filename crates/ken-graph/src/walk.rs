@@ -33,14 +33,14 @@ impl CodeGraph {
     /// Definitions that call `node`, up to `depth` calls away; a
     /// recursive `node` is among its own callers, at depth 1.
     pub fn callers(&self, node: NodeId, depth: u32) -> Vec<Reached> {
-        let mut out = self.walk(&[node], Direction::Up, Kinds::CALLS, depth);
+        let mut out = self.walk(&[node], Direction::Up, Kinds::USES, depth);
         self.add_recursion(node, depth, &mut out);
         out
     }
 
     /// Definitions `node` calls directly; a recursive `node` among them.
     pub fn callees(&self, node: NodeId) -> Vec<Reached> {
-        let mut out = self.walk(&[node], Direction::Down, Kinds::CALLS, 1);
+        let mut out = self.walk(&[node], Direction::Down, Kinds::USES, 1);
         self.add_recursion(node, 1, &mut out);
         out
     }

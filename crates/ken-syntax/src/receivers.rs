@@ -26,8 +26,9 @@ pub(crate) struct Assigned {
 /// Qualifiers that name the instance a method runs on.
 const SELF: &[&str] = &["self", "this"];
 
-/// Set [`Reference::receiver`] on the calls made through a variable or an
-/// attribute of `self`/`this` whose class the assignments say.
+/// Set [`Reference::receiver`] on the calls and reads made through a
+/// variable or an attribute of `self`/`this` whose class the assignments
+/// say.
 pub(crate) fn annotate(refs: &mut [Reference], assigned: &[Assigned], defs: &[Def]) {
     let kinds: HashMap<&str, ChunkKind> =
         defs.iter().map(|d| (d.qualname.as_str(), d.kind)).collect();
@@ -36,7 +37,10 @@ pub(crate) fn annotate(refs: &mut [Reference], assigned: &[Assigned], defs: &[De
         defs,
         kinds,
     };
-    for r in refs.iter_mut().filter(|r| r.kind == RefKind::Call) {
+    for r in refs
+        .iter_mut()
+        .filter(|r| matches!(r.kind, RefKind::Call | RefKind::Read))
+    {
         let Some(q) = r.qualifier.as_deref() else {
             continue;
         };
@@ -293,5 +297,35 @@ function h(c: Context<Env>, next?: Next, x: number = 1) {
         assert_eq!(receiver(&found, "c.text"), Some("Context"));
         assert_eq!(receiver(&found, "next.call"), Some("Next"));
         assert_eq!(receiver(&found, "x.toFixed"), None);
+    }
+
+    #[test]
+    fn members_read_but_not_called_nor_assigned_are_reads() {
+        let src = "\
+class App:
+    def run(self):
+        self.hooks = []
+        wrap(_async_wrapper=self.ensure_sync)
+        env = self.jinja_env.filters
+        self.dispatch()
+        return app.config
+";
+        let syntax = crate::parse_file("a.py", src, &Default::default());
+        let reads: Vec<String> = syntax
+            .references
+            .iter()
+            .filter(|r| r.kind == ken_core::RefKind::Read)
+            .map(|r| format!("{}.{}", r.qualifier.as_deref().unwrap_or(""), r.name))
+            .collect();
+        // `self.hooks` is written, `self.dispatch` called: neither is a read
+        assert_eq!(
+            reads,
+            [
+                "self.ensure_sync",
+                "self.jinja_env.filters",
+                "self.jinja_env",
+                "app.config"
+            ]
+        );
     }
 }

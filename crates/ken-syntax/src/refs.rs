@@ -192,7 +192,13 @@ impl<'a> Extractor<'a> {
             def: matches!(self.table.class(node.kind_id()), Class::Rule(_)),
         };
         match class {
-            RefClass::Other | RefClass::Member(_) | RefClass::Postfix => Some(child),
+            RefClass::Member(i) => {
+                if self.spec.refs.reads && !in_type {
+                    self.read(node, i as usize, frame.parent);
+                }
+                Some(child)
+            }
+            RefClass::Other | RefClass::Postfix => Some(child),
             RefClass::Skip => None,
             RefClass::Call(i) => {
                 self.call(node, i as usize);
@@ -243,6 +249,14 @@ impl<'a> Extractor<'a> {
                 self.type_path(node);
                 None
             }
+            RefClass::ContextPath if self.spec.refs.reads => {
+                // a member access outside types (Python's `attribute`)
+                let kind = node.kind();
+                if let Some(i) = self.spec.refs.members.iter().position(|m| m.node == kind) {
+                    self.read(node, i, frame.parent);
+                }
+                Some(child)
+            }
             RefClass::ContextName | RefClass::ContextPath => Some(child),
             RefClass::Context => Some(Frame {
                 in_type: true,
@@ -261,6 +275,40 @@ impl<'a> Extractor<'a> {
                 Some(child)
             }
         }
+    }
+
+    /// A member access read for its value: not the callee of the call
+    /// around it, not the target of an assignment.
+    fn read(&mut self, node: Node<'_>, rule: usize, parent: Option<Node<'_>>) {
+        if let Some(p) = parent {
+            let is = |n: Option<Node<'_>>| n.is_some_and(|n| n.id() == node.id());
+            let used_otherwise = match self.table.ref_class(p.kind_id()) {
+                RefClass::Call(c) => match self.spec.refs.calls[c as usize].callee {
+                    Callee::Field(f) | Callee::New(Some(f)) => is(self.table.field(p, f)),
+                    Callee::New(None) | Callee::Decorator => is(p.named_child(0)),
+                    Callee::Method { .. } => false,
+                },
+                RefClass::Assign(a) => {
+                    let a = &self.spec.refs.assigns[a as usize];
+                    a.target.is_some_and(|f| is(self.table.field(p, f)))
+                }
+                _ => false,
+            };
+            if used_otherwise {
+                return;
+            }
+        }
+        let m = &self.spec.refs.members[rule];
+        let (Some(object), Some(name)) = (
+            self.table.field(node, m.object),
+            self.table.field(node, m.name),
+        ) else {
+            return;
+        };
+        let q = self.spell(object);
+        let name = self.name_text(name);
+        self.at(node.start_byte());
+        self.emit(RefKind::Read, &name, Some(&q), node.end_position().row);
     }
 
     /// Note an assignment: its target (`x`, `self.x`), where it is written,

@@ -56,6 +56,7 @@ pub(crate) static JS: Spec = Spec {
         inherits: &[InheritRule::node("class_heritage")],
         call_hook: Some(require),
         assigns: ASSIGNS,
+        reads: true,
         ..RefSpec::NONE
     },
 };
@@ -123,6 +124,7 @@ pub(crate) static TS: Spec = Spec {
         call_hook: Some(require),
         postfix: &["non_null_expression"],
         assigns: TS_ASSIGNS,
+        reads: true,
         ..RefSpec::NONE
     },
 };

@@ -35,6 +35,7 @@ pub(crate) static SPEC: Spec = Spec {
             AssignRule::parameter("typed_parameter", None, "type"),
             AssignRule::parameter("typed_default_parameter", Some("name"), "type"),
         ],
+        reads: true,
         types: Types {
             context_names: &["identifier"],
             context_paths: &["attribute", "member_type"],

@@ -34,6 +34,9 @@ pub(crate) struct RefSpec {
     /// Assignments that may give a variable the type of what is assigned
     /// (`x = Class(...)`, `const x = new Class()`).
     pub assigns: &'static [AssignRule],
+    /// Member accesses that are neither called nor assigned to are
+    /// references of their own (`RefKind::Read`).
+    pub reads: bool,
 }
 
 impl RefSpec {
@@ -50,6 +53,7 @@ impl RefSpec {
         postfix: &[],
         skip: &[],
         assigns: &[],
+        reads: false,
     };
 }
 
