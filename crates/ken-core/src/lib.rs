@@ -6,6 +6,7 @@
 //! splitter used both at index time and at query time.
 
 pub mod chunk;
+pub mod graph;
 pub mod hit;
 pub mod ident;
 pub mod lang;
@@ -14,6 +15,7 @@ pub mod ticket;
 pub mod time;
 
 pub use chunk::{Chunk, ChunkKind, Definition, FileSyntax, RefKind, Reference};
+pub use graph::{DefKey, Edge, FileFacts, MODULE, Rule};
 pub use hit::{AuthorShare, Filters, Hit, Signal, Signals};
 pub use lang::{Language, is_test_path};
 pub use ticket::Ticket;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use ken_store::{CommitRecord, Store};
+use ken_store::{CommitRecord, HistoryStore};
 
 use crate::Result;
 
@@ -33,7 +33,11 @@ pub struct Counts {
 impl FileChurn {
     /// The history of `paths` as the store holds it, up to `until` (the
     /// indexed commit's time: a store that moved back may hold newer ones).
-    pub fn load(store: &dyn Store, paths: &[String], until: Option<i64>) -> Result<FileChurn> {
+    pub fn load(
+        store: &dyn HistoryStore,
+        paths: &[String],
+        until: Option<i64>,
+    ) -> Result<FileChurn> {
         let commits = store.all_commits()?;
         Ok(FileChurn::from_history(
             &commits,

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use ken_core::Hit;
 use ken_llm::{Context, ContextChunk, ContextOptions};
-use ken_store::Store;
+use ken_store::ChunkStore;
 
 use crate::Result;
 
@@ -120,7 +120,7 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// A hit's lines read from its store, as the model sees them.
-pub(crate) fn chunk_of(store: &dyn Store, h: &Hit) -> Result<Option<ContextChunk>> {
+pub(crate) fn chunk_of(store: &dyn ChunkStore, h: &Hit) -> Result<Option<ContextChunk>> {
     let Some(text) = store.file_text(&h.path)? else {
         return Ok(None);
     };
@@ -151,7 +151,7 @@ pub(crate) fn chunk_of(store: &dyn Store, h: &Hit) -> Result<Option<ContextChunk
 /// The context of one repository's ranked hits for a question, as a code
 /// step builds it: diversified, read, packed within `budget_tokens`.
 pub(crate) fn build(
-    store: &dyn Store,
+    store: &dyn ChunkStore,
     hits: Vec<Hit>,
     question: &str,
     share: f64,

@@ -10,7 +10,7 @@ use ken_graph::{CodeGraph, DefKey, FileGraph, NodeId, RankOptions, Reached, Symb
 use ken_store::GraphStore;
 use serde::Serialize;
 
-use crate::Result;
+use crate::{EngineError, Result};
 
 /// What a graph update did.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
@@ -37,7 +37,11 @@ pub fn update_graph(
 ) -> Result<GraphReport> {
     let started = Instant::now();
     let mut report = GraphReport::default();
-    let saved = store.graph_index()?.filter(|(seq, _)| *seq == seq_before);
+    // an unreadable index is as good as none: the graph is rebuilt
+    let saved = store
+        .graph_index()?
+        .filter(|(seq, _)| *seq == seq_before)
+        .and_then(|(seq, json)| Some((seq, serde_json::from_str::<SymbolIndex>(&json).ok()?)));
     let index = match saved {
         Some((_, index)) if seq_before == seq_after => {
             // nothing changed since the graph was saved
@@ -97,7 +101,9 @@ pub fn update_graph(
         store.set_ranks(&defs, &files)?;
         report.edges = edges.len();
         report.nodes = graph.node_count();
-        store.save_graph_index(seq_after, &index)?;
+        let json = serde_json::to_string(&index)
+            .map_err(|e| EngineError::internal(format!("saving the symbol index: {e}")))?;
+        store.save_graph_index(seq_after, &json)?;
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)

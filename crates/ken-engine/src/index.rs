@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use ken_core::Language;
 use ken_source::{Entry, GitRepo, ListOptions, Listing, SkipReason};
-use ken_store::{Batch, FileContent, FileUpdate, IndexState, Store};
+use ken_store::{Batch, FileContent, FileUpdate, IndexState, IndexStore, Store};
 use serde::Serialize;
 
 use crate::graph::{self, GraphReport};
@@ -734,7 +734,7 @@ fn left_out(listing: &Listing) -> BTreeMap<String, ken_store::LeftOut> {
 /// Skip counts over the whole snapshot, the same the store reports to
 /// `ken status`: what the listing left out (kept in the index state) plus
 /// the files the store holds as skipped (by content).
-fn fill_counts(store: &dyn Store, report: &mut IndexReport) -> Result<()> {
+fn fill_counts(store: &dyn IndexStore, report: &mut IndexReport) -> Result<()> {
     let stats = store.stats()?;
     report.files = stats.files;
     report.skipped = stats.skipped;

@@ -12,7 +12,7 @@ use ken_source::{
     BlameMethod, BlameOptions, BlameRange, GitRepo, Identities, KnownBlame, KnownFile, LogOptions,
     PersonRef,
 };
-use ken_store::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Store};
+use ken_store::{BlameLines, ChunkStore, CommitRecord, FileBlameRecord, HistoryStore, Store};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -256,7 +256,7 @@ fn known_blame(store: &dyn Store, commit: &str, paths: &[String]) -> Result<Opti
 
 /// The identity resolver for a repository: its `.mailmap`, then
 /// `$KEN_HOME/identities.toml`, then the repository's `.ken/identities.toml`.
-pub fn identities(home: &Path, store: &dyn Store) -> Result<Identities> {
+pub fn identities(home: &Path, store: &dyn ChunkStore) -> Result<Identities> {
     let mailmap = store.file_text(".mailmap")?;
     let mut files: Vec<(String, String)> = Vec::new();
     let global = home.join("identities.toml");
@@ -719,7 +719,7 @@ mod tests {
     }
 
     /// Each line's commit, in order.
-    fn lines(store: &dyn Store, path: &str) -> Vec<String> {
+    fn lines(store: &dyn HistoryStore, path: &str) -> Vec<String> {
         store
             .blame_of(path)
             .unwrap()

@@ -14,7 +14,7 @@ use ken_report::{
     ReportParams, SecretOrigin,
 };
 use ken_source::{DiffOptions, FileDiff, GitRepo};
-use ken_store::{BlameLines, CommitRecord, FileRecord, Store};
+use ken_store::{BlameLines, ChunkStore, CommitRecord, FileRecord, Store};
 
 use crate::repo::OpenRepo;
 use crate::time::parse_time;
@@ -418,7 +418,7 @@ fn code_figures(
 
 /// Secrets in the indexed files, each with the commit that last changed its line.
 fn head_secrets(
-    store: &dyn Store,
+    store: &dyn ChunkStore,
     records: &[FileRecord],
     scanner: &Scanner,
     blame: &Blame,

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ken_embed::{Embedder, HttpConfig, HttpEmbedder, LocalEmbedder, LocalOptions, StaticEmbedder};
-use ken_store::{ChunkFilter, Store, StoredChunk, VectorMeta, VectorStore};
+use ken_store::{ChunkFilter, IndexStore, Store, StoredChunk, VectorMeta, VectorStore};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -395,7 +395,7 @@ pub fn embed_pending(
 
 /// Record in the index state whether an embedding run is under way or
 /// was cut short (written only when it changes).
-fn mark_unfinished(store: &mut dyn Store, unfinished: bool) -> Result<()> {
+fn mark_unfinished(store: &mut dyn IndexStore, unfinished: bool) -> Result<()> {
     let mut state = store.state()?;
     if state.embedding_unfinished != unfinished {
         state.embedding_unfinished = unfinished;

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use ken_core::Language;
-use ken_store::{CommitRecord, Store, TunedRanking};
+use ken_store::{CommitRecord, HistoryStore, Store, TunedRanking};
 
 use crate::Result;
 use crate::churn::FileChurn;
@@ -91,7 +91,7 @@ pub struct CommitQuestion {
 /// The questions history (`commits`, as the store holds them) asks, newest
 /// first, from commits no newer than `until`; answers are `indexed` files.
 pub fn history_questions(
-    store: &dyn Store,
+    store: &dyn HistoryStore,
     commits: &[CommitRecord],
     indexed: &HashSet<String>,
     until: Option<i64>,

@@ -7,7 +7,7 @@ use ken_embed::Embedder;
 use ken_source::Identities;
 use std::sync::Arc;
 
-use ken_store::{Store, SymbolTier};
+use ken_store::{HistoryStore, Store, SymbolTier};
 use serde::Serialize;
 
 use crate::params::RankParams;
@@ -143,7 +143,7 @@ const SIMILAR_COMMITS: usize = 10;
 
 /// Past commits whose messages (and changed paths) match a question best,
 /// each weighted by `w` times its match relative to the best.
-fn similar_commits(store: &dyn Store, question: &str, w: f32) -> Result<Vec<(String, f32)>> {
+fn similar_commits(store: &dyn HistoryStore, question: &str, w: f32) -> Result<Vec<(String, f32)>> {
     if w <= 0.0 {
         return Ok(Vec::new());
     }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use ken_core::{ChunkKind, RefKind};
 use serde::{Deserialize, Serialize};
 
-use crate::facts::{DefKey, Edge, Rule};
 use crate::index::SymbolIndex;
+use ken_core::graph::{DefKey, Edge, Rule};
 
 pub type NodeId = u32;
 pub type EdgeId = u32;

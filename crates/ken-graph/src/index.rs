@@ -13,10 +13,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use ken_core::{ChunkKind, Language, RefKind};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::facts::{DefKey, FileFacts, MODULE};
 use crate::modpath::{
     Family, Layout, Lookup, family, module_keys, module_lookups, rust_crate_dir, rust_module,
 };
+use ken_core::graph::{DefKey, FileFacts, MODULE};
 
 /// A definition's number in an index (valid until the index changes).
 pub type DefId = u32;

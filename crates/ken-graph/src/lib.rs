@@ -81,7 +81,7 @@
 //!
 //! # Code map
 //!
-//! - `facts.rs`: [`FileFacts`], [`DefKey`], [`Edge`], [`Rule`].
+//! - `ken_core::graph`: [`FileFacts`], [`DefKey`], [`Edge`], [`Rule`] (plain data, re-exported).
 //! - `modpath.rs`: files as modules, import specs to module keys.
 //! - `index.rs`: [`SymbolIndex`] (build, update, look-ups, serde).
 //! - `resolve.rs`: the heuristics; `outcome.rs`: [`Outcome`], [`Stats`].
@@ -89,7 +89,6 @@
 //! - `rank.rs`: PageRank and personalized PageRank.
 //! - `walk.rs`: callers, callees, impact with `via` chains.
 
-mod facts;
 mod graph;
 mod index;
 mod modpath;
@@ -98,11 +97,11 @@ mod rank;
 mod resolve;
 mod walk;
 
-pub use facts::{DefKey, Edge, FileFacts, MODULE, Rule};
 pub use graph::{CodeGraph, EdgeId, FileEdge, FileGraph, GraphEdge, Kinds, NodeId};
 pub use index::{
     BaseEntry, Candidate, DefEntry, DefId, FileEntry, FileId, ImportEntry, SymbolIndex, Update,
 };
+pub use ken_core::graph::{DefKey, Edge, FileFacts, MODULE, Rule};
 pub use outcome::{KINDS, KindStats, MAX_CANDIDATES, Outcome, Reason, Stats};
 pub use rank::{RankOptions, Ranks};
 pub use resolve::{

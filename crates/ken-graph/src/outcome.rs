@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use ken_core::RefKind;
 use serde::{Deserialize, Serialize};
 
-use crate::facts::Rule;
+use ken_core::graph::Rule;
 
 /// Names defined in more places than this are not resolved by name alone.
 pub const MAX_CANDIDATES: usize = 3;

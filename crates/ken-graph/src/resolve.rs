@@ -9,10 +9,10 @@ use std::collections::HashMap;
 
 use ken_core::{ChunkKind, Language, RefKind, Reference};
 
-use crate::facts::{DefKey, Edge, FileFacts, Rule};
 use crate::index::{DefId, FileId, SymbolIndex, segments};
 use crate::modpath::{Family, family};
 use crate::outcome::{Outcome, Reason, Stats};
+use ken_core::graph::{DefKey, Edge, FileFacts, Rule};
 
 /// How far re-exports and base classes are followed.
 const MAX_HOPS: u32 = 3;

@@ -122,24 +122,25 @@ pub trait ChunkStore {
 /// The code graph: definitions and references per file, resolved edges, PageRank, the saved symbol index.
 pub trait GraphStore {
     /// Definitions and references of the given files (all files when None).
-    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>>;
+    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_core::FileFacts>>;
     /// Replace the edges written in `paths` (every edge when None).
-    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_graph::Edge]) -> Result<()>;
+    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_core::Edge]) -> Result<()>;
     /// Every resolved edge.
-    fn edges(&self) -> Result<Vec<ken_graph::Edge>>;
+    fn edges(&self) -> Result<Vec<ken_core::Edge>>;
     /// Replace the PageRank of definitions and files.
     fn set_ranks(
         &mut self,
-        defs: &[(ken_graph::DefKey, f32)],
+        defs: &[(ken_core::DefKey, f32)],
         files: &[(String, f32)],
     ) -> Result<()>;
     /// PageRank of every file (normalised so the mean is 1).
     fn file_ranks(&self) -> Result<std::collections::HashMap<String, f32>>;
     /// PageRank of a file's definitions: (qualname, nth, rank).
     fn def_ranks(&self, path: &str) -> Result<Vec<(String, u32, f32)>>;
-    /// The saved symbol index and the batch sequence it reflects.
-    fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>>;
-    fn save_graph_index(&mut self, seq: u64, index: &ken_graph::SymbolIndex) -> Result<()>;
+    /// The saved symbol index, as the graph layer wrote it (JSON; the
+    /// store does not read it), and the batch sequence it reflects.
+    fn graph_index(&self) -> Result<Option<(u64, String)>>;
+    fn save_graph_index(&mut self, seq: u64, index_json: &str) -> Result<()>;
 }
 
 /// History and blame: commits with their files, commit search, per-line blame.

@@ -40,23 +40,30 @@ fn every_check_is_listed() {
 }
 
 #[test]
-fn the_symbol_index_is_saved_compressed_and_an_old_uncompressed_one_is_read() {
+fn the_symbol_index_is_saved_compressed_and_one_written_before_is_read() {
     use ken_store::StoreProvider;
     let (dir, p) = provider();
     let mut w = p.open_for_writing("shop").unwrap();
-    let index = ken_graph::SymbolIndex::build(&[]);
+    let index = r#"{"files":[],"defs":{"a":1}}"#;
     let repo = dir.path().join("repos").join("shop");
-    // an index written before: graph.json, plain JSON
-    let old = serde_json::json!({"seq": 5, "index": serde_json::to_value(&index).unwrap()});
+    // an index written before: graph.json, `{"seq", "index"}` as plain JSON
+    let old = serde_json::json!({"seq": 5, "index": {"files": [], "defs": {"a": 1}}});
     std::fs::write(repo.join("graph.json"), old.to_string()).unwrap();
-    assert_eq!(w.graph_index().unwrap().map(|(seq, _)| seq), Some(5));
-    // saving writes graph.json.zst and drops the stale plain file
-    w.save_graph_index(7, &index).unwrap();
-    assert!(repo.join("graph.json.zst").is_file());
+    let (seq, json) = w.graph_index().unwrap().expect("the old index");
+    assert_eq!(seq, 5);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&json).unwrap(),
+        old["index"]
+    );
+    // saving writes graph.index.zst and drops the stale files
+    std::fs::write(repo.join("graph.json.zst"), b"stale").unwrap();
+    w.save_graph_index(7, index).unwrap();
+    assert!(repo.join("graph.index.zst").is_file());
     assert!(!repo.join("graph.json").exists());
-    assert_eq!(w.graph_index().unwrap().map(|(seq, _)| seq), Some(7));
+    assert!(!repo.join("graph.json.zst").exists());
+    assert_eq!(w.graph_index().unwrap(), Some((7, index.to_string())));
     // an unreadable file is as good as none
-    std::fs::write(repo.join("graph.json.zst"), b"not zstd").unwrap();
+    std::fs::write(repo.join("graph.index.zst"), b"not zstd").unwrap();
     assert!(w.graph_index().unwrap().is_none());
 }
 

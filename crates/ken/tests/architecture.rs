@@ -238,3 +238,60 @@ fn the_reader_finds_paths_and_groups_and_the_search_finds_loops() {
     acyclic.get_mut("c").unwrap().clear();
     assert!(cycle(&acyclic).is_none());
 }
+
+/// The workspace crates a crate's `[dependencies]` name (not its dev- or
+/// build-dependencies): `ken-core.workspace = true`, `ken-x = { path = ... }`.
+fn crate_deps(manifest: &Path) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let mut section = String::new();
+    let mut out = BTreeSet::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.to_string();
+            continue;
+        }
+        if section != "[dependencies]" {
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or("").to_string();
+        if name.starts_with("ken-") || name.starts_with("ken_") {
+            out.insert(name.replace('_', "-"));
+        }
+    }
+    out
+}
+
+#[test]
+fn crates_depend_on_the_ones_architecture_allows() {
+    // ARCHITECTURE.md's first picture: ken-core below everything, the
+    // middle crates on ken-core (the store also on ken-vectors), the
+    // engine on any of them, the binary on the engine and ken-core.
+    let allowed: &[(&str, &[&str])] = &[
+        ("ken-core", &[]),
+        ("ken-syntax", &["ken-core"]),
+        ("ken-source", &["ken-core"]),
+        ("ken-vectors", &["ken-core"]),
+        ("ken-graph", &["ken-core"]),
+        ("ken-embed", &["ken-core"]),
+        ("ken-llm", &["ken-core"]),
+        ("ken-report", &["ken-core"]),
+        ("ken-store", &["ken-core", "ken-vectors"]),
+        ("ken", &["ken-core", "ken-engine"]),
+    ];
+    let crates = workspace().join("crates");
+    let mut wrong = Vec::new();
+    for (name, ok) in allowed {
+        let deps = crate_deps(&crates.join(name).join("Cargo.toml"));
+        let extra: Vec<&String> = deps.iter().filter(|d| !ok.contains(&d.as_str())).collect();
+        if !extra.is_empty() {
+            wrong.push(format!("{name} depends on {extra:?}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "dependencies against ARCHITECTURE.md:\n{}",
+        wrong.join("\n")
+    );
+    // the reader sees what is there
+    assert!(crate_deps(&crates.join("ken-engine/Cargo.toml")).contains("ken-store"));
+}

@@ -5,7 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ken_store::{ChunkFilter, FileHit, LexicalQuery, Store, StoredChunk, SymbolTier};
+use ken_store::{
+    ChunkFilter, ChunkStore, FileHit, IndexStore, LexicalQuery, Store, StoredChunk, SymbolTier,
+};
 
 use super::{Candidate, Mode, SearchEnv, SearchRequest};
 use crate::params::RankParams;
@@ -59,7 +61,7 @@ pub(super) fn add_dense(
 
 /// BM25 over chunks as one RRF list.
 pub(super) fn add_bm25(
-    store: &dyn Store,
+    store: &dyn ChunkStore,
     lex: &LexicalQuery,
     cands: &mut HashMap<u64, Candidate>,
     p: &RankParams,
@@ -75,7 +77,7 @@ pub(super) fn add_bm25(
 /// BM25 over whole files: it lifts every candidate of a well-ranked file
 /// (score.rs), and brings in files no chunk list found ([`load_heads`]).
 pub(super) fn whole_files(
-    store: &dyn Store,
+    store: &dyn ChunkStore,
     lex: &LexicalQuery,
     p: &RankParams,
 ) -> Result<Vec<FileHit>> {
@@ -90,7 +92,7 @@ pub(super) fn whole_files(
 /// 50, or that a report mentions among its first 20, joins the candidates
 /// when no list found a chunk of it.
 pub(super) fn load_heads(
-    store: &dyn Store,
+    store: &dyn ChunkStore,
     cands: &mut HashMap<u64, Candidate>,
     file_hits: &[FileHit],
     mentioned: &[String],
@@ -121,7 +123,7 @@ pub(super) fn load_heads(
 /// strong identifiers (returned in order, the pin candidates), exact hits
 /// of plain words, prefix and substring hits.
 pub(super) fn add_symbols(
-    store: &dyn Store,
+    store: &dyn ChunkStore,
     question: &Question,
     lexical: bool,
     allowed: Option<&HashSet<&str>>,
@@ -189,7 +191,7 @@ pub(super) fn add_symbols(
 
 /// The indexed files (those a path filter allows) an issue points at.
 pub(super) fn mentioned_files(
-    store: &dyn Store,
+    store: &dyn IndexStore,
     q: &issue::IssueQuery,
     allowed: Option<&HashSet<&str>>,
 ) -> Result<issue::Mentions> {

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ken_store::{Store, StoredChunk};
+use ken_store::{GraphStore, Store, StoredChunk};
 
 use super::Candidate;
 use crate::Result;
@@ -110,7 +110,10 @@ fn file_rrf<'a>(
 
 /// Files ranked by personalized PageRank over the undirected file graph,
 /// jumping back to `seeds`; files the walk never reaches are left out.
-fn graph_neighbourhood(store: &dyn Store, seeds: &[(String, f64)]) -> Result<Vec<(String, f32)>> {
+fn graph_neighbourhood(
+    store: &dyn GraphStore,
+    seeds: &[(String, f64)],
+) -> Result<Vec<(String, f32)>> {
     if seeds.is_empty() {
         return Ok(Vec::new());
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use ken_core::{ChunkKind, is_test_path};
-use ken_store::{Store, StoredChunk, SymbolTier};
+use ken_store::{GraphStore, StoredChunk, SymbolTier};
 
 use super::Candidate;
 use crate::Result;
@@ -14,7 +14,7 @@ use crate::question::Question;
 /// Pin true exact hits: a strong identifier's exact matches, ordered by
 /// tier then by how well the rest of the query agrees.
 pub(super) fn pin_exact(
-    store: &dyn Store,
+    store: &dyn GraphStore,
     question: &Question,
     exact_order: &[(u64, SymbolTier, bool)],
     scored: &mut [(u64, Candidate)],

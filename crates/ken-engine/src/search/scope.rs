@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use globset::{Glob, GlobSetBuilder};
 use ken_core::Filters;
-use ken_store::Store;
+use ken_store::{IndexStore, Store};
 
 use super::{SearchEnv, SearchRequest};
 use crate::{EngineError, Result, people};
@@ -48,7 +48,7 @@ pub(super) fn scope(
 }
 
 /// Resolve path globs to the set of indexed paths they allow.
-fn allowed_paths(store: &dyn Store, filters: &Filters) -> Result<Option<Vec<String>>> {
+fn allowed_paths(store: &dyn IndexStore, filters: &Filters) -> Result<Option<Vec<String>>> {
     if filters.path_globs.is_empty() {
         return Ok(None);
     }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use ken_core::{Language, is_test_path};
-use ken_store::{Store, StoredChunk};
+use ken_store::{HistoryStore, StoredChunk};
 
 use super::Candidate;
 use crate::Result;
@@ -33,7 +33,7 @@ pub(super) struct Keep<'a> {
 /// The candidates that pass `keep`, each scored: its lists' fused score,
 /// plus what its file's signals add, times its priors.
 pub(super) fn score_candidates(
-    store: &dyn Store,
+    store: &dyn HistoryStore,
     cands: HashMap<u64, Candidate>,
     chunks: &HashMap<u64, StoredChunk>,
     by_file: &FileSignals<'_>,

@@ -13,7 +13,7 @@ use crate::{Result, StoreError};
 pub(crate) fn graph_facts(
     conn: &Connection,
     paths: Option<&[String]>,
-) -> Result<Vec<ken_graph::FileFacts>> {
+) -> Result<Vec<ken_core::FileFacts>> {
     let mut out = Vec::new();
     match paths {
         None => {
@@ -38,12 +38,12 @@ pub(crate) fn graph_facts(
 
 /// A file's graph facts as stored: JSON compressed with zstd (a BLOB).
 /// Indexes written before kept plain JSON text; [`unpack_facts`] reads both.
-pub(crate) fn pack_facts(facts: &ken_graph::FileFacts) -> Result<Vec<u8>> {
+pub(crate) fn pack_facts(facts: &ken_core::FileFacts) -> Result<Vec<u8>> {
     let json = serde_json::to_vec(facts).map_err(|e| StoreError::Other(e.to_string()))?;
     super::texts::compress(&json).map_err(|e| StoreError::Other(format!("compressing facts: {e}")))
 }
 
-fn unpack_facts(v: rusqlite::types::ValueRef<'_>) -> Result<ken_graph::FileFacts> {
+fn unpack_facts(v: rusqlite::types::ValueRef<'_>) -> Result<ken_core::FileFacts> {
     use rusqlite::types::ValueRef;
     let bad = |e: String| StoreError::Other(format!("stored graph facts: {e}"));
     match v {
@@ -63,7 +63,7 @@ fn unpack_facts(v: rusqlite::types::ValueRef<'_>) -> Result<ken_graph::FileFacts
 pub(crate) fn replace_edges(
     conn: &mut Connection,
     paths: Option<&[String]>,
-    edges: &[ken_graph::Edge],
+    edges: &[ken_core::Edge],
 ) -> Result<()> {
     let tx = conn.transaction()?;
     {
@@ -81,7 +81,7 @@ pub(crate) fn replace_edges(
                 }
             }
         }
-        let mut by_file: std::collections::BTreeMap<&str, Vec<&ken_graph::Edge>> =
+        let mut by_file: std::collections::BTreeMap<&str, Vec<&ken_core::Edge>> =
             std::collections::BTreeMap::new();
         for e in edges {
             by_file.entry(e.from.path.as_str()).or_default().push(e);
@@ -100,7 +100,7 @@ pub(crate) fn replace_edges(
 /// to path, to qualname, to nth, kind, line, rule, confidence).
 type EdgeRow = (String, u32, String, String, u32, String, u32, String, f32);
 
-fn pack_edges(list: &[&ken_graph::Edge]) -> Result<Vec<u8>> {
+fn pack_edges(list: &[&ken_core::Edge]) -> Result<Vec<u8>> {
     let rows: Vec<EdgeRow> = list
         .iter()
         .map(|e| {
@@ -121,20 +121,20 @@ fn pack_edges(list: &[&ken_graph::Edge]) -> Result<Vec<u8>> {
     super::texts::compress(&json).map_err(|e| StoreError::Other(format!("compressing edges: {e}")))
 }
 
-fn edge_of(path: &str, r: EdgeRow) -> ken_graph::Edge {
+fn edge_of(path: &str, r: EdgeRow) -> ken_core::Edge {
     let (from_q, from_nth, to_path, to_q, to_nth, kind, line, rule, confidence) = r;
-    ken_graph::Edge {
-        from: ken_graph::DefKey::new(path, from_q, from_nth),
-        to: ken_graph::DefKey::new(to_path, to_q, to_nth),
+    ken_core::Edge {
+        from: ken_core::DefKey::new(path, from_q, from_nth),
+        to: ken_core::DefKey::new(to_path, to_q, to_nth),
         kind: ken_core::RefKind::parse(&kind).unwrap_or(ken_core::RefKind::Call),
         path: path.to_string(),
         line,
-        rule: ken_graph::Rule::parse(&rule).unwrap_or(ken_graph::Rule::UniqueGlobal),
+        rule: ken_core::Rule::parse(&rule).unwrap_or(ken_core::Rule::UniqueGlobal),
         confidence,
     }
 }
 
-pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
+pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_core::Edge>> {
     let mut stmt = conn.prepare(
         "SELECT src_path, src_q, src_nth, dst_path, dst_q, dst_nth, kind, line, rule, confidence FROM edges",
     )?;
@@ -153,7 +153,7 @@ pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
         );
         Ok(edge_of(&src_path, row))
     })?;
-    let mut out: Vec<ken_graph::Edge> = rows.collect::<std::result::Result<_, _>>()?;
+    let mut out: Vec<ken_core::Edge> = rows.collect::<std::result::Result<_, _>>()?;
     let bad = |e: String| StoreError::Other(format!("stored edges: {e}"));
     let mut stmt = conn.prepare("SELECT path, data FROM edge_files ORDER BY path")?;
     let mut files = stmt.query([])?;
@@ -173,7 +173,7 @@ pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_graph::Edge>> {
 /// rank is written again here.
 pub(crate) fn set_ranks(
     conn: &mut Connection,
-    defs: &[(ken_graph::DefKey, f32)],
+    defs: &[(ken_core::DefKey, f32)],
     files: &[(String, f32)],
 ) -> Result<()> {
     let tx = conn.transaction()?;
@@ -285,7 +285,7 @@ mod tests {
             signature: Some("def load(self, path)".into()),
         };
         let facts = |path: &str| {
-            ken_graph::FileFacts::new(
+            ken_core::FileFacts::new(
                 path,
                 ken_core::Language::Python,
                 vec![def.clone()],
@@ -317,20 +317,20 @@ mod tests {
     fn edges_are_stored_per_file_compressed_and_old_rows_still_read() {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = open(&dir.path().join("index.sqlite")).unwrap();
-        let edge = |from: &str, to: &str, line: u32| ken_graph::Edge {
-            from: ken_graph::DefKey::new(from, "main", 0),
-            to: ken_graph::DefKey::new(to, "load", 1),
+        let edge = |from: &str, to: &str, line: u32| ken_core::Edge {
+            from: ken_core::DefKey::new(from, "main", 0),
+            to: ken_core::DefKey::new(to, "load", 1),
             kind: ken_core::RefKind::Call,
             path: from.to_string(),
             line,
-            rule: ken_graph::Rule::UniqueGlobal,
+            rule: ken_core::Rule::UniqueGlobal,
             confidence: 0.5,
         };
         // an index written before: its edges are rows of `edges`
         conn.execute(
             "INSERT INTO edges(src_path, src_q, src_nth, dst_path, dst_q, dst_nth, kind, line, rule, confidence)
              VALUES ('old.py', 'main', 0, 'a.py', 'load', 1, 'call', 7, ?1, 0.5)",
-            [ken_graph::Rule::UniqueGlobal.name()],
+            [ken_core::Rule::UniqueGlobal.name()],
         )
         .unwrap();
         replace_edges(
@@ -385,7 +385,7 @@ mod tests {
             def_ranks(&conn, "a.py").unwrap(),
             [("Old.run".into(), 0, 0.5)]
         );
-        let key = |path: &str, qualname: &str, nth: u32| ken_graph::DefKey {
+        let key = |path: &str, qualname: &str, nth: u32| ken_core::DefKey {
             path: path.into(),
             qualname: qualname.into(),
             nth,

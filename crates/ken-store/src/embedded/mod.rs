@@ -456,25 +456,35 @@ impl ChunkStore for EmbeddedStore {
 }
 
 /// The saved symbol index: zstd-compressed JSON of its batch sequence and the index.
-const GRAPH_FILE: &str = "graph.json.zst";
+/// The symbol index: its batch sequence on the first line, then the JSON
+/// the graph layer wrote, compressed.
+const GRAPH_FILE: &str = "graph.index.zst";
+/// Where an index written before kept it, as `{"seq", "index"}`.
+const OLD_GRAPH_FILES: [&str; 2] = ["graph.json.zst", "graph.json"];
+
+/// `seq` and the JSON of a [`GRAPH_FILE`]'s text.
+fn unframe_graph_index(text: &str) -> Option<(u64, String)> {
+    let (seq, json) = text.split_once('\n')?;
+    Some((seq.parse().ok()?, json.to_string()))
+}
 
 impl GraphStore for EmbeddedStore {
-    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
+    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_core::FileFacts>> {
         graph::graph_facts(&*self.conns.get()?, paths)
     }
 
-    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_graph::Edge]) -> Result<()> {
+    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_core::Edge]) -> Result<()> {
         self.writing()?;
         graph::replace_edges(&mut *self.conns.get()?, paths, edges)
     }
 
-    fn edges(&self) -> Result<Vec<ken_graph::Edge>> {
+    fn edges(&self) -> Result<Vec<ken_core::Edge>> {
         graph::edges(&*self.conns.get()?)
     }
 
     fn set_ranks(
         &mut self,
-        defs: &[(ken_graph::DefKey, f32)],
+        defs: &[(ken_core::DefKey, f32)],
         files: &[(String, f32)],
     ) -> Result<()> {
         self.writing()?;
@@ -489,43 +499,41 @@ impl GraphStore for EmbeddedStore {
         graph::def_ranks(&*self.conns.get()?, path)
     }
 
-    fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>> {
-        // `graph.json.zst`; an index written before has `graph.json`.
-        let json = match std::fs::read(self.dir.join(GRAPH_FILE)) {
+    fn graph_index(&self) -> Result<Option<(u64, String)>> {
+        // An unreadable file is as good as none: the graph is rebuilt.
+        if let Ok(packed) = std::fs::read(self.dir.join(GRAPH_FILE)) {
+            return Ok(zstd::stream::decode_all(packed.as_slice())
+                .ok()
+                .and_then(|text| String::from_utf8(text).ok())
+                .and_then(|text| unframe_graph_index(&text)));
+        }
+        // written before: `{"seq", "index"}` as JSON, compressed or not
+        let old = match std::fs::read(self.dir.join(OLD_GRAPH_FILES[0])) {
             Ok(packed) => zstd::stream::decode_all(packed.as_slice()).ok(),
-            Err(_) => std::fs::read(self.dir.join("graph.json")).ok(),
-        };
-        let Some(json) = json else {
-            return Ok(None);
+            Err(_) => std::fs::read(self.dir.join(OLD_GRAPH_FILES[1])).ok(),
         };
         #[derive(serde::Deserialize)]
         struct Saved {
             seq: u64,
-            index: ken_graph::SymbolIndex,
+            index: serde_json::Value,
         }
-        // An unreadable file is as good as none: the graph is rebuilt.
-        Ok(serde_json::from_slice::<Saved>(&json)
-            .ok()
-            .map(|s| (s.seq, s.index)))
+        Ok(old
+            .and_then(|json| serde_json::from_slice::<Saved>(&json).ok())
+            .map(|s| (s.seq, s.index.to_string())))
     }
 
-    fn save_graph_index(&mut self, seq: u64, index: &ken_graph::SymbolIndex) -> Result<()> {
+    fn save_graph_index(&mut self, seq: u64, index_json: &str) -> Result<()> {
         self.writing()?;
-        #[derive(serde::Serialize)]
-        struct Saved<'a> {
-            seq: u64,
-            index: &'a ken_graph::SymbolIndex,
-        }
-        let json = serde_json::to_vec(&Saved { seq, index })
-            .map_err(|e| StoreError::Other(e.to_string()))?;
-        let packed = texts::compress(&json)
+        let packed = texts::compress(format!("{seq}\n{index_json}").as_bytes())
             .map_err(|e| StoreError::Other(format!("compressing the symbol index: {e}")))?;
         let path = self.dir.join(GRAPH_FILE);
         let tmp = path.with_extension("zst.tmp");
         std::fs::write(&tmp, packed)?;
         std::fs::rename(tmp, path)?;
-        // the uncompressed file of an index written before is stale now
-        let _ = std::fs::remove_file(self.dir.join("graph.json"));
+        // the files of an index written before are stale now
+        for old in OLD_GRAPH_FILES {
+            let _ = std::fs::remove_file(self.dir.join(old));
+        }
         Ok(())
     }
 }
@@ -784,7 +792,7 @@ fn write_rows(
             ])?;
         }
         if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
-            let facts = ken_graph::FileFacts::new(
+            let facts = ken_core::FileFacts::new(
                 u.path.clone(),
                 u.language,
                 syntax.definitions.clone(),

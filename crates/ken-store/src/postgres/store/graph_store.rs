@@ -24,7 +24,7 @@ struct EdgeRows {
 }
 
 impl GraphStore for PgStore {
-    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_graph::FileFacts>> {
+    fn graph_facts(&self, paths: Option<&[String]>) -> Result<Vec<ken_core::FileFacts>> {
         let paths = paths.map(<[String]>::to_vec);
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
@@ -35,13 +35,13 @@ impl GraphStore for PgStore {
             .bind(paths.clone().unwrap_or_default())
             .fetch_all(&pool)
             .await?;
-            let mut by_path: Vec<ken_graph::FileFacts> = Vec::with_capacity(rows.len());
+            let mut by_path: Vec<ken_core::FileFacts> = Vec::with_capacity(rows.len());
             for r in rows {
                 by_path.push(serde_json::from_str(&r.get::<String, _>(0)).map_err(other)?);
             }
             // in the order asked, as the embedded store answers
             if let Some(paths) = paths {
-                let mut map: HashMap<String, ken_graph::FileFacts> =
+                let mut map: HashMap<String, ken_core::FileFacts> =
                     by_path.into_iter().map(|f| (f.path.clone(), f)).collect();
                 return Ok(paths.iter().filter_map(|p| map.remove(p)).collect());
             }
@@ -49,7 +49,7 @@ impl GraphStore for PgStore {
         })
     }
 
-    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_graph::Edge]) -> Result<()> {
+    fn replace_edges(&mut self, paths: Option<&[String]>, edges: &[ken_core::Edge]) -> Result<()> {
         let paths = paths.map(<[String]>::to_vec);
         let edges = edges.to_vec();
         self.write(|pool, repo| async move {
@@ -97,7 +97,7 @@ impl GraphStore for PgStore {
         })
     }
 
-    fn edges(&self) -> Result<Vec<ken_graph::Edge>> {
+    fn edges(&self) -> Result<Vec<ken_core::Edge>> {
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
                 "SELECT src_path, src_q, src_nth, dst_path, dst_q, dst_nth, kind, line, rule, confidence
@@ -110,15 +110,15 @@ impl GraphStore for PgStore {
                 .iter()
                 .map(|r| {
                     let src: String = r.get(0);
-                    ken_graph::Edge {
-                        from: ken_graph::DefKey::new(src.clone(), r.get::<String, _>(1), r.get::<i32, _>(2) as u32),
-                        to: ken_graph::DefKey::new(r.get::<String, _>(3), r.get::<String, _>(4), r.get::<i32, _>(5) as u32),
+                    ken_core::Edge {
+                        from: ken_core::DefKey::new(src.clone(), r.get::<String, _>(1), r.get::<i32, _>(2) as u32),
+                        to: ken_core::DefKey::new(r.get::<String, _>(3), r.get::<String, _>(4), r.get::<i32, _>(5) as u32),
                         kind: ken_core::RefKind::parse(&r.get::<String, _>(6))
                             .unwrap_or(ken_core::RefKind::Call),
                         path: src,
                         line: r.get::<i32, _>(7) as u32,
-                        rule: ken_graph::Rule::parse(&r.get::<String, _>(8))
-                            .unwrap_or(ken_graph::Rule::UniqueGlobal),
+                        rule: ken_core::Rule::parse(&r.get::<String, _>(8))
+                            .unwrap_or(ken_core::Rule::UniqueGlobal),
                         confidence: r.get(9),
                     }
                 })
@@ -128,7 +128,7 @@ impl GraphStore for PgStore {
 
     fn set_ranks(
         &mut self,
-        defs: &[(ken_graph::DefKey, f32)],
+        defs: &[(ken_core::DefKey, f32)],
         files: &[(String, f32)],
     ) -> Result<()> {
         let defs = defs.to_vec();
@@ -199,7 +199,7 @@ impl GraphStore for PgStore {
         })
     }
 
-    fn graph_index(&self) -> Result<Option<(u64, ken_graph::SymbolIndex)>> {
+    fn graph_index(&self) -> Result<Option<(u64, String)>> {
         self.read(|pool, repo| async move {
             let row = sqlx::query("SELECT graph_seq, graph_index FROM repos WHERE id = $1")
                 .bind(repo)
@@ -211,13 +211,12 @@ impl GraphStore for PgStore {
             ) else {
                 return Ok(None);
             };
-            // an unreadable index is as good as none: the graph is rebuilt
-            Ok(serde_json::from_str(&json).ok().map(|i| (seq as u64, i)))
+            Ok(Some((seq as u64, json)))
         })
     }
 
-    fn save_graph_index(&mut self, seq: u64, index: &ken_graph::SymbolIndex) -> Result<()> {
-        let json = serde_json::to_string(index).map_err(other)?;
+    fn save_graph_index(&mut self, seq: u64, index_json: &str) -> Result<()> {
+        let json = index_json.to_string();
         self.write(|pool, repo| async move {
             let mut tx = pool.begin().await?;
             sqlx::query("UPDATE repos SET graph_seq = $2, graph_index = $3 WHERE id = $1")

@@ -413,7 +413,7 @@ impl BatchRows {
                 );
             }
             if !syntax.definitions.is_empty() || !syntax.references.is_empty() {
-                let f = ken_graph::FileFacts::new(
+                let f = ken_core::FileFacts::new(
                     u.path.clone(),
                     u.language,
                     syntax.definitions.clone(),

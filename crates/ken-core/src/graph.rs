@@ -1,7 +1,9 @@
-//! What the graph is built from and what it is made of: a file's facts,
-//! the identity of a definition, a resolved edge.
+//! What the code graph is built from and what it is made of: a file's
+//! facts, the identity of a definition, a resolved edge and the rule that
+//! resolved it. Plain data, here so that the store, which keeps them,
+//! needs no more than `ken-core`; `ken-graph` resolves and walks them.
 
-use ken_core::{Definition, FileSyntax, Language, RefKind, Reference};
+use crate::{Definition, FileSyntax, Language, RefKind, Reference};
 use serde::{Deserialize, Serialize};
 
 /// The qualified name of a file's module-level pseudo-definition: the
