@@ -374,6 +374,8 @@ fn js_modules() {
         [
             "1 lib/router.js:Router.prototype.use",
             "2 lib/index.js:createApp",
+            // `module.exports = createApp` reads it
+            "3 lib/index.js:<module>",
         ]
     );
 }

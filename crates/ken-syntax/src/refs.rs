@@ -7,7 +7,9 @@
 //! a stack of small frames), does not look below [`MAX_DEPTH`] levels, and
 //! stops at [`MAX_REFERENCES`] references per file.
 
-use ken_core::{RefKind, Reference};
+use std::collections::HashSet;
+
+use ken_core::{ChunkKind, RefKind, Reference};
 use tree_sitter::{Node, Tree, TreeCursor};
 
 use crate::names::{capped, clean, is_module, is_name, is_path, may_be_path, split_last};
@@ -80,6 +82,14 @@ pub(crate) fn extract(tree: &Tree, src: &str, spec: &Spec, table: &Table, defs: 
         skip: Vec::new(),
         tokens: Vec::new(),
         assigned: Vec::new(),
+        values: if spec.refs.values.slots.is_empty() {
+            HashSet::new()
+        } else {
+            defs.iter()
+                .filter(|d| matches!(d.kind, ChunkKind::Function | ChunkKind::Method))
+                .map(|d| d.name.clone())
+                .collect()
+        },
         truncated: false,
     };
     let root = tree.root_node();
@@ -165,6 +175,9 @@ struct Extractor<'a> {
     tokens: Vec<(Token, usize, usize, usize)>,
     /// Assignments that may type a variable, in the order written.
     assigned: Vec<Assigned>,
+    /// Names a bare value may refer to (`spec.refs.values`): the file's
+    /// functions and methods, and the names its imports bound so far.
+    values: HashSet<String>,
     truncated: bool,
 }
 
@@ -191,6 +204,9 @@ impl<'a> Extractor<'a> {
             params: false,
             def: matches!(self.table.class(node.kind_id()), Class::Rule(_)),
         };
+        if !in_type && !self.values.is_empty() {
+            self.value(node, frame.parent, cursor.field_name());
+        }
         match class {
             RefClass::Member(i) => {
                 if self.spec.refs.reads && !in_type {
@@ -275,6 +291,33 @@ impl<'a> Extractor<'a> {
                 Some(child)
             }
         }
+    }
+
+    /// A bare name read as a value (`f(handler)`, `x = sha256`,
+    /// `<Suspense>`), when it names one of the file's functions or an
+    /// imported name: a [`RefKind::Read`] without a qualifier.
+    fn value(&mut self, node: Node<'_>, parent: Option<Node<'_>>, field: Option<&str>) {
+        let values = &self.spec.refs.values;
+        let Some(parent) = parent else {
+            return;
+        };
+        if !values.nodes.contains(&node.kind()) {
+            return;
+        }
+        let kind = parent.kind();
+        let slot = values
+            .slots
+            .iter()
+            .any(|s| s.parent == kind && (s.field.is_none() || s.field == field));
+        if !slot {
+            return;
+        }
+        let name = self.text(node);
+        if !self.values.contains(name) {
+            return;
+        }
+        self.at(node.start_byte());
+        self.emit(RefKind::Read, name, None, node.start_position().row);
     }
 
     /// A member access read for its value: not the callee of the call
@@ -454,6 +497,12 @@ impl<'a> Extractor<'a> {
         });
         if dup {
             return;
+        }
+        if kind == RefKind::Import && !self.spec.refs.values.slots.is_empty() {
+            let bound = alias.filter(|a| is_name(a)).unwrap_or(name);
+            if bound != "*" {
+                self.values.insert(bound.to_string());
+            }
         }
         self.refs.push(Reference {
             kind,
@@ -830,3 +879,63 @@ const SKIP_IN_BASES: &[&str] = &[
     "lifetime",
     "string",
 ];
+
+#[cfg(test)]
+mod tests {
+    use ken_core::RefKind;
+
+    /// The bare names read as values: `name line`.
+    fn values(path: &str, src: &str) -> Vec<String> {
+        crate::parse_file(path, src, &Default::default())
+            .references
+            .iter()
+            .filter(|r| r.kind == RefKind::Read && r.qualifier.is_none())
+            .map(|r| format!("{} {}", r.name, r.line))
+            .collect()
+    }
+
+    #[test]
+    fn python_names_read_as_values_are_reads_when_they_name_a_function_or_an_import() {
+        let src = "\
+from .crypto import sha256 as digest
+def helper():
+    pass
+def run(handler, cb=helper):
+    register(helper, handler)
+    x = digest
+    y = local_value
+    wrap(key=helper)
+    return helper
+";
+        // `register` is called, `handler` and `local_value` name nothing
+        // the file defines or imports, `cb` and `x` are written
+        assert_eq!(
+            values("a.py", src),
+            ["helper 4", "helper 5", "digest 6", "helper 8", "helper 9"]
+        );
+    }
+
+    #[test]
+    fn typescript_names_read_as_values_include_jsx_elements() {
+        let src = "\
+import { sha256 } from './crypto'
+import { Suspense } from './jsx'
+const fallback = () => null
+function f(hashFunction = sha256, other = unknown) {
+  return other ?? fallback
+}
+const el = <Suspense fallback={fallback}>x</Suspense>
+const o = { fallback, sha256: other }
+";
+        assert_eq!(
+            values("a.tsx", src),
+            [
+                "sha256 4",
+                "fallback 5",
+                "Suspense 7",
+                "fallback 7",
+                "fallback 8"
+            ]
+        );
+    }
+}

@@ -5,7 +5,7 @@ use tree_sitter::Node;
 
 use super::{
     AssignRule, CallRule, CallSite, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec,
-    Rule, Spec, Types, Wrapper, text,
+    Rule, Spec, Types, ValueSlot, Values, Wrapper, text,
 };
 use crate::names::{last_segment, unquote};
 
@@ -57,6 +57,7 @@ pub(crate) static JS: Spec = Spec {
         call_hook: Some(require),
         assigns: ASSIGNS,
         reads: true,
+        values: VALUES,
         ..RefSpec::NONE
     },
 };
@@ -125,6 +126,7 @@ pub(crate) static TS: Spec = Spec {
         postfix: &["non_null_expression"],
         assigns: TS_ASSIGNS,
         reads: true,
+        values: VALUES,
         ..RefSpec::NONE
     },
 };
@@ -333,3 +335,28 @@ fn require(site: &CallSite<'_, '_>, out: &mut Vec<Found>) -> bool {
     out.push(import_ref(name, module, site.node.start_position().row));
     true
 }
+
+/// Bare names read as values in JavaScript and TypeScript: arguments,
+/// initialisers and right sides, defaults, returns, array and object
+/// members (`{ handler }` too), operands of `??`/`||`/`?:`, JSX elements
+/// and `{expressions}`.
+const VALUES: Values = Values {
+    nodes: &["identifier", "shorthand_property_identifier"],
+    slots: &[
+        ValueSlot::any("arguments"),
+        ValueSlot::field("variable_declarator", "value"),
+        ValueSlot::field("assignment_expression", "right"),
+        ValueSlot::field("assignment_pattern", "right"),
+        ValueSlot::field("required_parameter", "value"),
+        ValueSlot::field("optional_parameter", "value"),
+        ValueSlot::field("pair", "value"),
+        ValueSlot::any("object"),
+        ValueSlot::any("array"),
+        ValueSlot::any("return_statement"),
+        ValueSlot::any("binary_expression"),
+        ValueSlot::any("ternary_expression"),
+        ValueSlot::field("jsx_opening_element", "name"),
+        ValueSlot::field("jsx_self_closing_element", "name"),
+        ValueSlot::any("jsx_expression"),
+    ],
+};

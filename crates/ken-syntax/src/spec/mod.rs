@@ -14,6 +14,7 @@ use tree_sitter::Node;
 
 pub(crate) use refs::{
     AssignRule, CallRule, CallSite, Callee, Found, ImportRule, InheritRule, Member, RefSpec, Types,
+    ValueSlot, Values,
 };
 
 mod bash;

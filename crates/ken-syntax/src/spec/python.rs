@@ -3,7 +3,7 @@ use tree_sitter::Node;
 
 use super::{
     AssignRule, CallRule, Ctx, Found, ImportRule, InheritRule, Member, Named, RefSpec, Rule, Spec,
-    Types, Wrapper, text,
+    Types, ValueSlot, Values, Wrapper, text,
 };
 use crate::names::last_segment;
 
@@ -36,6 +36,24 @@ pub(crate) static SPEC: Spec = Spec {
             AssignRule::parameter("typed_default_parameter", Some("name"), "type"),
         ],
         reads: true,
+        values: Values {
+            nodes: &["identifier"],
+            slots: &[
+                ValueSlot::any("argument_list"),
+                ValueSlot::field("keyword_argument", "value"),
+                ValueSlot::field("assignment", "right"),
+                ValueSlot::field("default_parameter", "value"),
+                ValueSlot::field("typed_default_parameter", "value"),
+                ValueSlot::field("pair", "value"),
+                ValueSlot::any("return_statement"),
+                ValueSlot::any("expression_list"),
+                ValueSlot::any("list"),
+                ValueSlot::any("tuple"),
+                ValueSlot::any("set"),
+                ValueSlot::any("boolean_operator"),
+                ValueSlot::any("conditional_expression"),
+            ],
+        },
         types: Types {
             context_names: &["identifier"],
             context_paths: &["attribute", "member_type"],

@@ -37,6 +37,48 @@ pub(crate) struct RefSpec {
     /// Member accesses that are neither called nor assigned to are
     /// references of their own (`RefKind::Read`).
     pub reads: bool,
+    /// Bare names read as values (`f(handler)`, `x = sha256`,
+    /// `<Suspense>`): where they are references of their own
+    /// (`RefKind::Read`), kept only when the name is a function the file
+    /// defines or a name it imports.
+    pub values: Values,
+}
+
+/// Where a bare name is a value: a node of `nodes` under one of `slots`.
+pub(crate) struct Values {
+    pub nodes: &'static [&'static str],
+    pub slots: &'static [ValueSlot],
+}
+
+impl Values {
+    pub const NONE: Values = Values {
+        nodes: &[],
+        slots: &[],
+    };
+}
+
+/// A parent node and, when given, the field of it that holds a value.
+pub(crate) struct ValueSlot {
+    pub parent: &'static str,
+    pub field: Option<&'static str>,
+}
+
+impl ValueSlot {
+    /// Any named child of `parent` (an argument list, an array).
+    pub const fn any(parent: &'static str) -> ValueSlot {
+        ValueSlot {
+            parent,
+            field: None,
+        }
+    }
+
+    /// The `field` of `parent` (an assignment's right side).
+    pub const fn field(parent: &'static str, field: &'static str) -> ValueSlot {
+        ValueSlot {
+            parent,
+            field: Some(field),
+        }
+    }
 }
 
 impl RefSpec {
@@ -54,6 +96,7 @@ impl RefSpec {
         skip: &[],
         assigns: &[],
         reads: false,
+        values: Values::NONE,
     };
 }
 
