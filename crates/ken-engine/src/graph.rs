@@ -25,6 +25,38 @@ pub struct GraphReport {
     pub seconds: f64,
 }
 
+/// The saved symbol index's format. A saved index of another format (or
+/// of none: those written before formats were counted) is rebuilt from the
+/// stored facts, so that what a new format adds (2: the aliases of
+/// imports, for base classes) reaches every file at once.
+const INDEX_FORMAT: u32 = 2;
+
+#[derive(serde::Deserialize)]
+struct SavedIndex {
+    format: u32,
+    index: SymbolIndex,
+}
+
+#[derive(Serialize)]
+struct SavingIndex<'a> {
+    format: u32,
+    index: &'a SymbolIndex,
+}
+
+/// The symbol index of a saved JSON, when it is of the current format.
+fn read_index(json: &str) -> Option<SymbolIndex> {
+    let saved: SavedIndex = serde_json::from_str(json).ok()?;
+    (saved.format == INDEX_FORMAT).then_some(saved.index)
+}
+
+fn write_index(index: &SymbolIndex) -> Result<String> {
+    serde_json::to_string(&SavingIndex {
+        format: INDEX_FORMAT,
+        index,
+    })
+    .map_err(|e| EngineError::internal(format!("saving the symbol index: {e}")))
+}
+
 /// Bring the graph up to date after a run that changed `changed` and
 /// removed `removed` (paths). `seq_before` is the store's batch sequence
 /// before the run: the saved symbol index is used only if it matches it.
@@ -37,11 +69,12 @@ pub fn update_graph(
 ) -> Result<GraphReport> {
     let started = Instant::now();
     let mut report = GraphReport::default();
-    // an unreadable index is as good as none: the graph is rebuilt
+    // an unreadable index, or one of another format, is as good as none:
+    // the graph is rebuilt
     let saved = store
         .graph_index()?
         .filter(|(seq, _)| *seq == seq_before)
-        .and_then(|(seq, json)| Some((seq, serde_json::from_str::<SymbolIndex>(&json).ok()?)));
+        .and_then(|(seq, json)| Some((seq, read_index(&json)?)));
     let index = match saved {
         Some((_, index)) if seq_before == seq_after => {
             // nothing changed since the graph was saved
@@ -101,9 +134,7 @@ pub fn update_graph(
         store.set_ranks(&defs, &files)?;
         report.edges = edges.len();
         report.nodes = graph.node_count();
-        let json = serde_json::to_string(&index)
-            .map_err(|e| EngineError::internal(format!("saving the symbol index: {e}")))?;
-        store.save_graph_index(seq_after, &json)?;
+        store.save_graph_index(seq_after, &write_index(&index)?)?;
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -287,4 +318,23 @@ fn one_per_symbol(candidates: &[ken_graph::Candidate]) -> Vec<DefRef> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_index_is_read_back_only_in_its_own_format() {
+        let index = SymbolIndex::build(&[]);
+        let json = write_index(&index).unwrap();
+        assert!(read_index(&json).is_some());
+        // written before formats were counted: the bare index
+        let bare = serde_json::to_string(&index).unwrap();
+        assert!(read_index(&bare).is_none());
+        let other = json.replace(&format!("\"format\":{INDEX_FORMAT}"), "\"format\":1");
+        assert_ne!(other, json);
+        assert!(read_index(&other).is_none());
+        assert!(read_index("not json").is_none());
+    }
 }

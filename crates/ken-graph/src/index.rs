@@ -51,6 +51,9 @@ pub struct DefEntry {
 pub struct ImportEntry {
     pub name: String,
     pub module: String,
+    /// The name it is bound under in the file (`from m import a as b`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -86,6 +89,7 @@ impl FileEntry {
                 RefKind::Import => imports.push(ImportEntry {
                     name: r.name.clone(),
                     module: r.qualifier.clone().unwrap_or_default(),
+                    alias: r.alias.clone(),
                 }),
                 RefKind::Inherit => {
                     if let Some(c) = &r.from {

@@ -827,7 +827,13 @@ impl<'a> Resolver<'a> {
             return local;
         }
         let bound = qualifier.map_or(name, |q| q.split(['.', ':']).next().unwrap_or(q));
-        for imp in entry.imports.iter().filter(|i| i.name == bound) {
+        // an import binds its alias where it has one (`from .sansio import
+        // Blueprint as SansioBlueprint`; `class Blueprint(SansioBlueprint)`)
+        for imp in entry
+            .imports
+            .iter()
+            .filter(|i| i.alias.as_deref().unwrap_or(&i.name) == bound)
+        {
             match import_target(
                 self.index,
                 &entry.path,

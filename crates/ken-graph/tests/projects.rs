@@ -636,6 +636,58 @@ fn an_import_is_bound_under_its_alias() {
     ));
 }
 
+const ALIASED_BASE: &str = r#"
+//- flask/sansio/blueprints.py
+class Blueprint:
+    def app_template_global(self, name=None):
+        return name
+
+//- flask/blueprints.py
+from .sansio.blueprints import Blueprint as SansioBlueprint
+
+
+class Blueprint(SansioBlueprint):
+    def send_static_file(self, filename):
+        return filename
+
+//- flask/sansio/app.py
+class App:
+    def app_template_global(self, name=None):
+        return name
+
+//- tests/test_blueprints.py
+from flask.blueprints import Blueprint
+
+
+def test_template_global():
+    bp = Blueprint("bp", __name__)
+
+    @bp.app_template_global()
+    def get_answer():
+        return 42
+"#;
+
+#[test]
+fn a_base_imported_under_an_alias_gives_its_members() {
+    let w = world(ALIASED_BASE);
+    let edge = (
+        "call",
+        "tests/test_blueprints.py:test_template_global.get_answer",
+        "flask/sansio/blueprints.py:Blueprint.app_template_global",
+    );
+    assert!(
+        w.has_edge(edge.0, edge.1, edge.2),
+        "{edge:?}\n{}",
+        w.edges().join("\n")
+    );
+    // the other method of that name is not reached
+    assert!(!w.has_edge(
+        "call",
+        "tests/test_blueprints.py:test_template_global.get_answer",
+        "flask/sansio/app.py:App.app_template_global"
+    ));
+}
+
 const SUPER_CALLS: &str = r#"
 //- cli.py
 import click
