@@ -20,6 +20,9 @@ pub(crate) struct Assigned {
     pub target: String,
     /// The class its value makes (None: a value of another kind).
     pub class: Option<String>,
+    /// The value when it is a bare name (`self.app = app`): the target
+    /// takes that variable's class, where one is known there.
+    pub copy_of: Option<String>,
     pub line: u32,
 }
 
@@ -29,9 +32,31 @@ const SELF: &[&str] = &["self", "this"];
 /// Set [`Reference::receiver`] on the calls and reads made through a
 /// variable or an attribute of `self`/`this` whose class the assignments
 /// say.
-pub(crate) fn annotate(refs: &mut [Reference], assigned: &[Assigned], defs: &[Def]) {
+pub(crate) fn annotate(refs: &mut [Reference], assigned: &mut [Assigned], defs: &[Def]) {
     let kinds: HashMap<&str, ChunkKind> =
         defs.iter().map(|d| (d.qualname.as_str(), d.kind)).collect();
+    // a copy of a typed variable takes its class (`self.app = app` after
+    // `def __init__(self, app: Flask)`), one step deep
+    let copies: Vec<(usize, String)> = {
+        let scopes = Scopes {
+            assigned,
+            defs,
+            kinds: kinds.clone(),
+        };
+        assigned
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.class.is_none())
+            .filter_map(|(i, a)| {
+                let v = a.copy_of.as_deref()?;
+                let from = a.from.map(|d| defs[d].qualname.as_str());
+                Some((i, scopes.variable(v, from, a.line)?))
+            })
+            .collect()
+    };
+    for (i, class) in copies {
+        assigned[i].class = Some(class);
+    }
     let scopes = Scopes {
         assigned,
         defs,
@@ -297,6 +322,24 @@ function h(c: Context<Env>, next?: Next, x: number = 1) {
         assert_eq!(receiver(&found, "c.text"), Some("Context"));
         assert_eq!(receiver(&found, "next.call"), Some("Next"));
         assert_eq!(receiver(&found, "x.toFixed"), None);
+    }
+
+    #[test]
+    fn an_attribute_copied_from_a_typed_parameter_takes_its_class() {
+        let src = "\
+class AppContext:
+    def __init__(self, app: Flask, other):
+        self.app = app
+        self.other = other
+
+    def push(self):
+        self.app.do_teardown()
+        self.other.close()
+";
+        let found = calls("ctx.py", src);
+        assert_eq!(receiver(&found, "self.app.do_teardown"), Some("Flask"));
+        // a parameter without a type gives nothing
+        assert_eq!(receiver(&found, "self.other.close"), None);
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub(crate) fn extract(tree: &Tree, src: &str, spec: &Spec, table: &Table, defs: 
     }
     let mut references = x.refs;
     if !x.assigned.is_empty() {
-        receivers::annotate(&mut references, &x.assigned, defs);
+        receivers::annotate(&mut references, &mut x.assigned, defs);
     }
     Refs {
         references,
@@ -378,11 +378,18 @@ impl<'a> Extractor<'a> {
             None if a.annotation => annotated_class(self.text(value)),
             None => self.class_made_by(value, a.capitalized),
         };
+        let copy_of = match (&class, annotated.is_some() || a.annotation) {
+            (None, false) => Some(self.text(value))
+                .filter(|v| is_name(v))
+                .map(str::to_string),
+            _ => None,
+        };
         self.at(node.start_byte());
         self.assigned.push(Assigned {
             from: self.open.last().copied(),
             target: written,
             class,
+            copy_of,
             line: node.start_position().row as u32 + 1,
         });
     }
