@@ -343,7 +343,7 @@ class AppContext:
     }
 
     #[test]
-    fn members_read_but_not_called_nor_assigned_are_reads() {
+    fn members_read_or_written_but_not_called_are_reads() {
         let src = "\
 class App:
     def run(self):
@@ -360,10 +360,12 @@ class App:
             .filter(|r| r.kind == ken_core::RefKind::Read)
             .map(|r| format!("{}.{}", r.qualifier.as_deref().unwrap_or(""), r.name))
             .collect();
-        // `self.hooks` is written, `self.dispatch` called: neither is a read
+        // `self.dispatch` is called, not read; `self.hooks` is written,
+        // which is a use where it names a property (its setter)
         assert_eq!(
             reads,
             [
+                "self.hooks",
                 "self.ensure_sync",
                 "self.jinja_env.filters",
                 "self.jinja_env",

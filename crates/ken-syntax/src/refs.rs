@@ -320,8 +320,8 @@ impl<'a> Extractor<'a> {
         self.emit(RefKind::Read, name, None, node.start_position().row);
     }
 
-    /// A member access read for its value: not the callee of the call
-    /// around it, not the target of an assignment.
+    /// A member access read for its value or written (a property's
+    /// setter): not the callee of the call around it.
     fn read(&mut self, node: Node<'_>, rule: usize, parent: Option<Node<'_>>) {
         if let Some(p) = parent {
             let is = |n: Option<Node<'_>>| n.is_some_and(|n| n.id() == node.id());
@@ -331,10 +331,8 @@ impl<'a> Extractor<'a> {
                     Callee::New(None) | Callee::Decorator => is(p.named_child(0)),
                     Callee::Method { .. } => false,
                 },
-                RefClass::Assign(a) => {
-                    let a = &self.spec.refs.assigns[a as usize];
-                    a.target.is_some_and(|f| is(self.table.field(p, f)))
-                }
+                // an assignment's target is a use too: where it names a
+                // property, the assignment calls its setter (`app.debug = x`)
                 _ => false,
             };
             if used_otherwise {
