@@ -41,7 +41,7 @@ pub(crate) fn annotate(refs: &mut [Reference], assigned: &mut [Assigned], defs: 
         let scopes = Scopes {
             assigned,
             defs,
-            kinds: kinds.clone(),
+            kinds: &kinds,
         };
         assigned
             .iter()
@@ -60,7 +60,7 @@ pub(crate) fn annotate(refs: &mut [Reference], assigned: &mut [Assigned], defs: 
     let scopes = Scopes {
         assigned,
         defs,
-        kinds,
+        kinds: &kinds,
     };
     for r in refs
         .iter_mut()
@@ -85,7 +85,7 @@ pub(crate) fn annotate(refs: &mut [Reference], assigned: &mut [Assigned], defs: 
 struct Scopes<'a> {
     assigned: &'a [Assigned],
     defs: &'a [Def],
-    kinds: HashMap<&'a str, ChunkKind>,
+    kinds: &'a HashMap<&'a str, ChunkKind>,
 }
 
 impl Scopes<'_> {

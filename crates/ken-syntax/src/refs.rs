@@ -323,19 +323,18 @@ impl<'a> Extractor<'a> {
     /// A member access read for its value or written (a property's
     /// setter): not the callee of the call around it.
     fn read(&mut self, node: Node<'_>, rule: usize, parent: Option<Node<'_>>) {
-        if let Some(p) = parent {
+        // (an assignment's target is a use too: where it names a property,
+        // the assignment calls its setter, `app.debug = x`)
+        if let Some(p) = parent
+            && let RefClass::Call(c) = self.table.ref_class(p.kind_id())
+        {
             let is = |n: Option<Node<'_>>| n.is_some_and(|n| n.id() == node.id());
-            let used_otherwise = match self.table.ref_class(p.kind_id()) {
-                RefClass::Call(c) => match self.spec.refs.calls[c as usize].callee {
-                    Callee::Field(f) | Callee::New(Some(f)) => is(self.table.field(p, f)),
-                    Callee::New(None) | Callee::Decorator => is(p.named_child(0)),
-                    Callee::Method { .. } => false,
-                },
-                // an assignment's target is a use too: where it names a
-                // property, the assignment calls its setter (`app.debug = x`)
-                _ => false,
+            let callee = match self.spec.refs.calls[c as usize].callee {
+                Callee::Field(f) | Callee::New(Some(f)) => is(self.table.field(p, f)),
+                Callee::New(None) | Callee::Decorator => is(p.named_child(0)),
+                Callee::Method { .. } => false,
             };
-            if used_otherwise {
+            if callee {
                 return;
             }
         }

@@ -459,7 +459,8 @@ impl ChunkStore for EmbeddedStore {
 /// The symbol index: its batch sequence on the first line, then the JSON
 /// the graph layer wrote, compressed.
 const GRAPH_FILE: &str = "graph.index.zst";
-/// Where an index written before kept it, as `{"seq", "index"}`.
+/// Where an index written before kept it (not read: the graph is rebuilt,
+/// then these go).
 const OLD_GRAPH_FILES: [&str; 2] = ["graph.json.zst", "graph.json"];
 
 /// `seq` and the JSON of a [`GRAPH_FILE`]'s text.
@@ -500,26 +501,15 @@ impl GraphStore for EmbeddedStore {
     }
 
     fn graph_index(&self) -> Result<Option<(u64, String)>> {
-        // An unreadable file is as good as none: the graph is rebuilt.
-        if let Ok(packed) = std::fs::read(self.dir.join(GRAPH_FILE)) {
-            return Ok(zstd::stream::decode_all(packed.as_slice())
-                .ok()
-                .and_then(|text| String::from_utf8(text).ok())
-                .and_then(|text| unframe_graph_index(&text)));
-        }
-        // written before: `{"seq", "index"}` as JSON, compressed or not
-        let old = match std::fs::read(self.dir.join(OLD_GRAPH_FILES[0])) {
-            Ok(packed) => zstd::stream::decode_all(packed.as_slice()).ok(),
-            Err(_) => std::fs::read(self.dir.join(OLD_GRAPH_FILES[1])).ok(),
+        // An unreadable file is as good as none: the graph is rebuilt (as
+        // it is from the files an index written before kept it in).
+        let Ok(packed) = std::fs::read(self.dir.join(GRAPH_FILE)) else {
+            return Ok(None);
         };
-        #[derive(serde::Deserialize)]
-        struct Saved {
-            seq: u64,
-            index: serde_json::Value,
-        }
-        Ok(old
-            .and_then(|json| serde_json::from_slice::<Saved>(&json).ok())
-            .map(|s| (s.seq, s.index.to_string())))
+        Ok(zstd::stream::decode_all(packed.as_slice())
+            .ok()
+            .and_then(|text| String::from_utf8(text).ok())
+            .and_then(|text| unframe_graph_index(&text)))
     }
 
     fn save_graph_index(&mut self, seq: u64, index_json: &str) -> Result<()> {
