@@ -76,6 +76,7 @@ pub use who::{LogHit, LogSearchRequest, WhoResponse};
 /// and chat model's configuration, reports and their rendering.
 pub use ken_embed::{HttpConfig, RerankApi, RerankConfig};
 pub use ken_llm::{ChatConfig, Citation, Claim, ClaimStatus};
+pub use ken_report::Report;
 pub use ken_report::render;
 pub use ken_report::tickets::TicketFormat;
 pub use ken_source::HostKind;

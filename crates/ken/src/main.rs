@@ -17,6 +17,7 @@ macro_rules! outln {
 }
 
 mod args;
+mod calls;
 mod cli;
 mod config;
 mod http;

@@ -8,8 +8,10 @@
 
 use std::sync::Arc;
 
-use ken_engine::EngineError;
+use ken_engine::{Engine, EngineError, Principal};
 use tokio::sync::Semaphore;
+
+use crate::calls::Call;
 
 #[derive(Clone)]
 pub struct Workers {
@@ -47,6 +49,22 @@ impl Workers {
             return Err(Failed::Crashed);
         };
         Workers::run_unlimited(f).await
+    }
+
+    /// Answer one capability's request for `who`, in its wire shape.
+    pub async fn call<C: Call>(
+        &self,
+        engine: Arc<Engine>,
+        who: Principal,
+        call: C,
+    ) -> Result<C::Wire, Failed> {
+        let waits = call.waits();
+        let work = move || call.answer(&engine, &who);
+        if waits {
+            Workers::run_unlimited(work).await
+        } else {
+            self.run(work).await
+        }
     }
 
     /// Run engine work that mostly waits (a model's answer), without a permit.

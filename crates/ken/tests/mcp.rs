@@ -149,6 +149,9 @@ fn mcp_over_stdio() {
         "load_config",
     ]);
     check(&t, &sha);
+    // the tools' names, descriptions and argument schemas are a contract
+    let tools = json!({"descriptions": t["descriptions"], "schemas": t["schemas"]});
+    expect_recorded("wire/mcp-tools.json", &tools);
     // the local user may index; the job runs in `ken mcp` itself
     assert_eq!(
         t["index_repository"]["error"], false,

@@ -406,6 +406,15 @@ fn answers_stream_as_server_sent_events() {
 }
 
 #[test]
+fn the_openapi_document_is_the_recorded_one() {
+    let ken = Ken::new();
+    let s = Server::start(&ken, &[]);
+    let (st, doc) = s.get("/openapi.json", None);
+    assert_eq!(st, 200);
+    expect_recorded("wire/openapi.json", &doc);
+}
+
+#[test]
 fn every_documented_route_is_served() {
     let ken = Ken::new();
     let _repos = two_repos(&ken);

@@ -1,11 +1,11 @@
 use anyhow::Result;
 use ken_engine::ClaimStatus;
-use ken_engine::{Access, Engine};
 use ken_engine::{AskObserver, AskRequest};
+use ken_engine::{Engine, Principal};
 
 use crate::args::AskArgs;
+use crate::calls::{self, Call};
 use crate::output::Output;
-use crate::wire;
 
 /// Prints the answer as it arrives.
 struct Printer {
@@ -24,22 +24,25 @@ impl AskObserver for Printer {
 }
 
 pub fn run(engine: &Engine, a: AskArgs, out: &Output) -> Result<i32> {
-    let req = AskRequest {
-        question: a.question.join(" "),
-        repos: a.repos,
-        limit: a.limit,
-        expand: !a.no_expand,
-        model: a.model,
-        offline: a.offline,
-        rerank: a.rerank.then_some(true),
+    let ask = calls::Ask {
+        req: AskRequest {
+            question: a.question.join(" "),
+            repos: a.repos,
+            limit: a.limit,
+            expand: !a.no_expand,
+            model: a.model,
+            offline: a.offline,
+            rerank: a.rerank.then_some(true),
+        },
     };
     let mut printer = Printer {
         stream: !out.json && !a.no_stream,
         streamed: false,
     };
-    let r = engine.ask(&req, &Access::All, &mut printer)?;
+    let who = Principal::local();
+    let r = ask.observed(engine, &who, &mut printer)?;
     if out.json {
-        out.print(&wire::Ask::from(&r));
+        out.print(&ask.wire(&r, &who));
         return Ok(0);
     }
     let streamed = printer.streamed;

@@ -2,23 +2,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
+use ken_engine::Engine;
 use ken_engine::Job;
 use ken_engine::format_date;
-use ken_engine::{Access, Engine};
 
 use crate::args::JobsCommand;
+use crate::calls;
 use crate::output::Output;
-use crate::wire;
 
 pub fn run(engine: &Engine, cmd: JobsCommand, out: &Output) -> Result<i32> {
     match cmd {
         JobsCommand::List { limit } => {
-            let jobs = engine.jobs(limit, &Access::All)?;
-            if out.json {
-                let list: Vec<wire::Job> = jobs.iter().map(wire::Job::from).collect();
-                out.print_value(&serde_json::json!({ "jobs": list }));
+            let Some(jobs) = super::call(engine, &calls::Jobs { n: limit }, out)? else {
                 return Ok(0);
-            }
+            };
             if jobs.is_empty() {
                 outln!("no jobs");
             }
@@ -27,10 +24,7 @@ pub fn run(engine: &Engine, cmd: JobsCommand, out: &Output) -> Result<i32> {
             }
         }
         JobsCommand::Show { id } => {
-            let j = engine.job(&id, &Access::All)?;
-            if out.json {
-                out.print(&wire::Job::from(&j));
-            } else {
+            if let Some(j) = super::call(engine, &calls::Job { id }, out)? {
                 show(&j, out);
             }
         }

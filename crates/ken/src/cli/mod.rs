@@ -18,9 +18,10 @@ mod token;
 
 use anyhow::Result;
 use ken_engine::Walk;
-use ken_engine::{Engine, EngineError, ErrorKind};
+use ken_engine::{Engine, EngineError, ErrorKind, Principal};
 
 use crate::args::{Cli, Command, EmbedderChoice};
+use crate::calls::Call;
 use crate::config;
 use crate::output::Output;
 
@@ -71,6 +72,19 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
     }
 }
 
+/// Run a capability as the local user. With `--json` its wire shape is
+/// printed and None returned; else the engine's answer, for the command to
+/// print for people.
+fn call<C: Call>(engine: &Engine, call: &C, out: &Output) -> Result<Option<C::Answer>> {
+    let who = Principal::local();
+    let answer = call.run(engine, &who)?;
+    if out.json {
+        out.print(&call.wire(&answer, &who));
+        return Ok(None);
+    }
+    Ok(Some(answer))
+}
+
 /// Exit codes: 2 for the user's errors (bad input, unknown names), 3 when
 /// the index is busy, 4 when a service is unavailable, 1 for ours.
 pub fn exit_code(e: &anyhow::Error) -> i32 {
@@ -80,9 +94,4 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
         Some(ErrorKind::Unavailable) => 4,
         Some(ErrorKind::Internal) | None => 1,
     }
-}
-
-/// Seconds since the epoch.
-pub fn now() -> i64 {
-    ken_engine::now()
 }

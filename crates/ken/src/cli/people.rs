@@ -1,19 +1,21 @@
 use anyhow::Result;
-use ken_engine::LogSearchRequest;
+use ken_engine::Engine;
 use ken_engine::format_date;
-use ken_engine::{Access, Engine};
 
 use crate::args::{LogSearchArgs, PeopleArgs, WhoArgs};
+use crate::calls;
 use crate::output::Output;
-use crate::wire;
 
 pub fn who(engine: &Engine, a: WhoArgs, out: &Output) -> Result<i32> {
-    let query = a.query.join(" ");
-    let r = engine.who(&query, &a.repos, a.limit, &Access::All)?;
-    if out.json {
-        out.print(&wire::Who::from(&r));
+    let who = calls::Who {
+        query: a.query.join(" "),
+        repos: a.repos,
+        n: a.limit,
+    };
+    let Some(r) = super::call(engine, &who, out)? else {
         return Ok(0);
-    }
+    };
+    let query = &who.query;
     for n in &r.notes {
         outln!("{}", out.dim(&format!("note: {n}")));
     }
@@ -87,11 +89,13 @@ pub fn who(engine: &Engine, a: WhoArgs, out: &Output) -> Result<i32> {
 }
 
 pub fn people(engine: &Engine, a: PeopleArgs, out: &Output) -> Result<i32> {
-    let all = engine.people(&a.repos, a.bots, &Access::All)?;
-    if out.json {
-        out.print(&wire::People::from_engine(&all));
+    let people = calls::People {
+        repos: a.repos,
+        bots: a.bots,
+    };
+    let Some(all) = super::call(engine, &people, out)? else {
         return Ok(0);
-    }
+    };
     for (repo, p) in &all {
         let bot = if p.bot { " [bot]" } else { "" };
         outln!(
@@ -116,20 +120,17 @@ pub fn people(engine: &Engine, a: PeopleArgs, out: &Output) -> Result<i32> {
 }
 
 pub fn log_search(engine: &Engine, a: LogSearchArgs, out: &Output) -> Result<i32> {
-    let req = LogSearchRequest::parse(
-        &a.query.join(" "),
-        a.repos,
-        a.limit,
-        a.author,
-        a.since.as_deref(),
-        a.until.as_deref(),
-        super::now(),
-    )?;
-    let hits = engine.log_search(&req, &Access::All)?;
-    if out.json {
-        out.print(&wire::LogSearch::from_engine(&req.query, &hits));
+    let log = calls::LogSearch {
+        query: a.query.join(" "),
+        repos: a.repos,
+        n: a.limit,
+        author: a.author,
+        since: a.since,
+        until: a.until,
+    };
+    let Some(hits) = super::call(engine, &log, out)? else {
         return Ok(0);
-    }
+    };
     if hits.is_empty() {
         outln!("no commits found");
     }

@@ -6,9 +6,10 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use ken_engine::ReportRequest;
 use ken_engine::TicketFormat;
-use ken_engine::{Access, Engine, EngineError};
+use ken_engine::{Access, Engine, EngineError, Principal};
 
 use crate::args::{ReportArgs, TicketsCommand};
+use crate::calls::{self, Call};
 use crate::output::Output;
 
 pub fn report(engine: &Engine, a: ReportArgs, out: &Output) -> Result<i32> {
@@ -25,7 +26,7 @@ pub fn report(engine: &Engine, a: ReportArgs, out: &Output) -> Result<i32> {
         top: Some(a.top),
         narrative: a.summary,
     };
-    let report = engine.report(&req, &Access::All)?;
+    let report = calls::Report { req }.run(engine, &Principal::local())?;
     let text = match format {
         "json" => serde_json::to_string_pretty(&report)? + "\n",
         "html" | "pdf" => ken_engine::render::html(&report),

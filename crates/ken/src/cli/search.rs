@@ -1,34 +1,45 @@
 use anyhow::Result;
+use ken_engine::Engine;
 use ken_engine::FilterSpec;
-use ken_engine::{Access, Engine};
-use ken_engine::{Mode, SearchRequest};
+use ken_engine::Mode;
 
 use crate::args::{SearchArgs, SearchMode};
+use crate::calls;
 use crate::output::Output;
-use crate::wire;
+
+impl From<SearchArgs> for calls::Search {
+    fn from(a: SearchArgs) -> calls::Search {
+        let filters = FilterSpec {
+            repos: a.repos,
+            branches: a.branches,
+            langs: a.langs,
+            paths: a.paths,
+            author: a.author,
+            since: a.since,
+            until: a.until,
+        };
+        let mode = match a.mode {
+            SearchMode::Hybrid => Mode::Hybrid,
+            SearchMode::Lexical => Mode::Lexical,
+            SearchMode::Semantic => Mode::Semantic,
+        };
+        calls::Search {
+            query: a.query.join(" "),
+            n: a.limit,
+            filters,
+            files: a.files,
+            mode,
+            highlight: false,
+        }
+    }
+}
 
 pub fn run(engine: &Engine, a: SearchArgs, out: &Output) -> Result<i32> {
-    let query = a.query.join(" ");
-    let filters = FilterSpec {
-        repos: a.repos,
-        branches: a.branches,
-        langs: a.langs,
-        paths: a.paths,
-        author: a.author,
-        since: a.since,
-        until: a.until,
-    };
-    let mode = match a.mode {
-        SearchMode::Hybrid => Mode::Hybrid,
-        SearchMode::Lexical => Mode::Lexical,
-        SearchMode::Semantic => Mode::Semantic,
-    };
-    let req = SearchRequest::parse(&query, a.limit, &filters, a.files, mode, super::now())?;
-    let resp = engine.search(&req, &Access::All)?;
-    if out.json {
-        out.print(&wire::Search::from(&resp));
+    let search = calls::Search::from(a);
+    let Some(resp) = super::call(engine, &search, out)? else {
         return Ok(0);
-    }
+    };
+    let query = &search.query;
     for n in &resp.notes {
         eprintln!("{} {n}", out.yellow("note:"));
     }
@@ -59,7 +70,7 @@ pub fn run(engine: &Engine, a: SearchArgs, out: &Output) -> Result<i32> {
             out.bold(symbol),
             out.dim(&format!("({})", h.kind))
         );
-        if !a.files {
+        if !search.files {
             for line in h.snippet.lines().take(4) {
                 outln!("    {}", out.dim(line));
             }

@@ -1,18 +1,15 @@
 use anyhow::Result;
-use ken_engine::{Access, Engine};
+use ken_engine::Engine;
 
 use crate::args::StatusArgs;
+use crate::calls;
 use crate::output::Output;
-use crate::wire;
 
 pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
-    let repos = engine.status(&a.names, &Access::All)?;
-    if out.json {
-        out.print(&wire::Repos {
-            repos: repos.iter().map(wire::Repo::from).collect(),
-        });
+    let status = calls::Status { repos: a.names };
+    let Some(repos) = super::call(engine, &status, out)? else {
         return Ok(0);
-    }
+    };
     if repos.is_empty() {
         outln!(
             "nothing indexed in {} yet: run `ken index PATH`",

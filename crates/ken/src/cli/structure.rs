@@ -1,17 +1,21 @@
 use anyhow::Result;
+use ken_engine::Engine;
 use ken_engine::Walk;
-use ken_engine::{Access, Engine};
 
 use crate::args::StructureArgs;
+use crate::calls;
 use crate::output::Output;
-use crate::wire;
 
 pub fn run(engine: &Engine, a: StructureArgs, walk: Walk, out: &Output) -> Result<i32> {
-    let answer = engine.structure(&a.symbol, a.repo.as_deref(), walk, &Access::All)?;
-    if out.json {
-        out.print(&wire::Structure::from_engine(&answer));
+    let target = calls::Structure {
+        symbol: a.symbol,
+        repo: a.repo,
+        walk,
+    };
+    let Some(answer) = super::call(engine, &target, out)? else {
         return Ok(0);
-    }
+    };
+    let a = target;
     let (repo, r) = (&answer.repo, &answer.result);
     if r.candidates.is_empty() {
         if repo.is_empty() {

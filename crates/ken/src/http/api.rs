@@ -11,17 +11,17 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use ken_engine::FilterSpec;
 use ken_engine::IndexJob;
-use ken_engine::LogSearchRequest;
 use ken_engine::Walk;
 use ken_engine::{AskObserver, AskRequest, StepOutcome};
-use ken_engine::{Mode, SearchRequest};
+use ken_engine::{Mode, ReportRequest};
 use ken_engine::{Principal, Scope};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 
 use super::App;
-use super::error::{ApiError, ApiResult, J, P, Q, RawBody, blocking, waiting};
+use super::error::{ApiError, ApiResult, J, P, Q, RawBody, call};
+use crate::calls::{self, comma_list as list};
 use crate::wire;
 
 /// A count from the query: `default` when absent, else within 1..=`max`.
@@ -68,14 +68,14 @@ pub enum ModeParam {
     Semantic,
 }
 
-/// `a,b` → `[a, b]`.
-fn list(v: &Option<String>) -> Vec<String> {
-    v.iter()
-        .flat_map(|s| s.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect()
+impl From<ModeParam> for Mode {
+    fn from(m: ModeParam) -> Mode {
+        match m {
+            ModeParam::Hybrid => Mode::Hybrid,
+            ModeParam::Lexical => Mode::Lexical,
+            ModeParam::Semantic => Mode::Semantic,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -119,6 +119,30 @@ pub struct SearchParams {
     highlight: Option<bool>,
 }
 
+impl TryFrom<SearchParams> for calls::Search {
+    type Error = ApiError;
+
+    fn try_from(p: SearchParams) -> ApiResult<calls::Search> {
+        let filters = FilterSpec {
+            repos: list(&p.repo),
+            branches: list(&p.branch),
+            langs: list(&p.lang),
+            paths: glob(&p.path)?,
+            author: p.author,
+            since: p.since,
+            until: p.until,
+        };
+        Ok(calls::Search {
+            mode: p.mode.unwrap_or(ModeParam::Hybrid).into(),
+            n: count("n", p.n, 10, 1000)?,
+            query: p.q,
+            filters,
+            files: p.files.unwrap_or(false),
+            highlight: p.highlight.unwrap_or(false),
+        })
+    }
+}
+
 /// Ranked code for a query, as `ken search --json`.
 #[utoipa::path(get, path = "/api/v1/search", tag = "code", params(SearchParams),
     responses((status = 200, description = "ranked results", body = wire::Search)))]
@@ -127,44 +151,7 @@ pub async fn search(
     Extension(who): Extension<Principal>,
     Q(p): Q<SearchParams>,
 ) -> ApiResult<Json<wire::Search>> {
-    let filters = FilterSpec {
-        repos: list(&p.repo),
-        branches: list(&p.branch),
-        langs: list(&p.lang),
-        paths: glob(&p.path)?,
-        author: p.author,
-        since: p.since,
-        until: p.until,
-    };
-    let mode = match p.mode.unwrap_or(ModeParam::Hybrid) {
-        ModeParam::Hybrid => Mode::Hybrid,
-        ModeParam::Lexical => Mode::Lexical,
-        ModeParam::Semantic => Mode::Semantic,
-    };
-    let n = count("n", p.n, 10, 1000)?;
-    let highlight = p.highlight.unwrap_or(false);
-    let engine = app.engine.clone();
-    let resp = blocking(&app, move || {
-        let req = SearchRequest::parse(
-            &p.q,
-            n,
-            &filters,
-            p.files.unwrap_or(false),
-            mode,
-            ken_engine::now(),
-        )?;
-        engine.search(&req, &who.access)
-    })
-    .await?;
-    let mut out = wire::Search::from(&resp);
-    if highlight {
-        out.results = out
-            .results
-            .into_iter()
-            .map(wire::SearchResult::highlighted)
-            .collect();
-    }
-    Ok(Json(out))
+    call(&app, who, calls::Search::try_from(p)?).await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -184,6 +171,27 @@ pub struct AskBody {
     /// Have the chat model order the retrieved code before it answers
     /// (default: the server's `llm_rerank`).
     rerank: Option<bool>,
+}
+
+impl TryFrom<AskBody> for calls::Ask {
+    type Error = ApiError;
+
+    fn try_from(body: AskBody) -> ApiResult<calls::Ask> {
+        if body.question.trim().is_empty() {
+            return Err(ApiError::bad_request("no question given"));
+        }
+        Ok(calls::Ask {
+            req: AskRequest {
+                question: body.question,
+                repos: list(&body.repo),
+                limit: count("n", body.n, ken_engine::ASK_LIMIT, 50)?,
+                expand: true,
+                model: None,
+                offline: body.offline.unwrap_or(false),
+                rerank: body.rerank,
+            },
+        })
+    }
 }
 
 /// Streams an answer's steps and text to the SSE response.
@@ -229,32 +237,20 @@ pub async fn ask(
     headers: HeaderMap,
     J(body): J<AskBody>,
 ) -> ApiResult<Response> {
-    if body.question.trim().is_empty() {
-        return Err(ApiError::bad_request("no question given"));
-    }
-    let req = AskRequest {
-        question: body.question,
-        repos: list(&body.repo),
-        limit: count("n", body.n, ken_engine::ASK_LIMIT, 50)?,
-        expand: true,
-        model: None,
-        offline: body.offline.unwrap_or(false),
-        rerank: body.rerank,
-    };
+    let ask = calls::Ask::try_from(body)?;
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let json_only = accept.contains("application/json") && !accept.contains("text/event-stream");
-    let engine = app.engine.clone();
     if json_only {
-        let r = waiting(move || engine.ask(&req, &who.access, &mut ken_engine::Quiet)).await?;
-        return Ok(Json(wire::Ask::from(&r)).into_response());
+        return Ok(call(&app, who, ask).await?.into_response());
     }
+    let engine = app.engine.clone();
     let (tx, rx) = mpsc::channel::<Event>(256);
     tokio::task::spawn_blocking(move || {
         let mut s = Streamer { tx };
-        match engine.ask(&req, &who.access, &mut s) {
+        match ask.observed(&engine, &who, &mut s) {
             Ok(r) => {
                 let w = wire::Ask::from(&r);
                 for c in &w.claims {
@@ -299,12 +295,17 @@ pub async fn who(
     Q(p): Q<WhoParams>,
 ) -> ApiResult<Json<wire::Who>> {
     let n = count("n", p.n, 5, 100)?;
-    let engine = app.engine.clone();
-    let r = blocking(&app, move || {
-        engine.who(&p.q, &list(&p.repo), n, &who.access)
-    })
-    .await?;
-    Ok(Json(wire::Who::from(&r)))
+    let repos = list(&p.repo);
+    call(
+        &app,
+        who,
+        calls::Who {
+            query: p.q,
+            repos,
+            n,
+        },
+    )
+    .await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -324,12 +325,11 @@ pub async fn people(
     Extension(who): Extension<Principal>,
     Q(p): Q<PeopleParams>,
 ) -> ApiResult<Json<wire::People>> {
-    let engine = app.engine.clone();
-    let all = blocking(&app, move || {
-        engine.people(&list(&p.repo), p.bots.unwrap_or(false), &who.access)
-    })
-    .await?;
-    Ok(Json(wire::People::from_engine(&all)))
+    let people = calls::People {
+        repos: list(&p.repo),
+        bots: p.bots.unwrap_or(false),
+    };
+    call(&app, who, people).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -364,24 +364,15 @@ pub async fn log(
     Extension(who): Extension<Principal>,
     Q(p): Q<LogParams>,
 ) -> ApiResult<Json<wire::LogSearch>> {
-    let n = count("n", p.n, 10, 1000)?;
-    let engine = app.engine.clone();
-    let query = p.q.clone().unwrap_or_default();
-    let q2 = query.clone();
-    let hits = blocking(&app, move || {
-        let req = LogSearchRequest::parse(
-            &q2,
-            list(&p.repo),
-            n,
-            p.author,
-            p.since.as_deref(),
-            p.until.as_deref(),
-            ken_engine::now(),
-        )?;
-        engine.log_search(&req, &who.access)
-    })
-    .await?;
-    Ok(Json(wire::LogSearch::from_engine(&query, &hits)))
+    let log = calls::LogSearch {
+        n: count("n", p.n, 10, 1000)?,
+        query: p.q.unwrap_or_default(),
+        repos: list(&p.repo),
+        author: p.author,
+        since: p.since,
+        until: p.until,
+    };
+    call(&app, who, log).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -413,12 +404,12 @@ async fn structure(
     p: SymbolParams,
     walk: Walk,
 ) -> ApiResult<Json<wire::Structure>> {
-    let engine = app.engine.clone();
-    let a = blocking(&app, move || {
-        engine.structure(&p.symbol, p.repo.as_deref(), walk, &who.access)
-    })
-    .await?;
-    Ok(Json(wire::Structure::from_engine(&a)))
+    let target = calls::Structure {
+        symbol: p.symbol,
+        repo: p.repo,
+        walk,
+    };
+    call(&app, who, target).await
 }
 
 /// Who calls a symbol (direct callers).
@@ -480,14 +471,12 @@ pub async fn symbols(
     Extension(who): Extension<Principal>,
     Q(p): Q<FindParams>,
 ) -> ApiResult<Json<wire::Symbols>> {
-    let n = count("n", p.n, 20, 200)?;
-    let engine = app.engine.clone();
-    let q = p.q.clone();
-    let hits = blocking(&app, move || {
-        engine.find_symbol(&p.q, &list(&p.repo), n, &who.access)
-    })
-    .await?;
-    Ok(Json(wire::Symbols::from_engine(&q, &hits)))
+    let find = calls::FindSymbols {
+        n: count("n", p.n, 20, 200)?,
+        name: p.q,
+        repos: list(&p.repo),
+    };
+    call(&app, who, find).await
 }
 
 /// Indexed repositories and their status.
@@ -497,12 +486,7 @@ pub async fn repos(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
 ) -> ApiResult<Json<wire::Repos>> {
-    let engine = app.engine.clone();
-    let access = who.access.clone();
-    let st = blocking(&app, move || engine.status(&[], &access)).await?;
-    Ok(Json(wire::Repos {
-        repos: st.iter().map(|r| wire::Repo::for_caller(r, &who)).collect(),
-    }))
+    call(&app, who, calls::Status { repos: Vec::new() }).await
 }
 
 /// One repository's status.
@@ -514,11 +498,11 @@ pub async fn repo(
     Extension(who): Extension<Principal>,
     P(name): P<String>,
 ) -> ApiResult<Json<wire::Repo>> {
-    let engine = app.engine.clone();
-    let access = who.access.clone();
-    let st = blocking(&app, move || engine.status(&[name], &access)).await?;
-    st.first()
-        .map(|r| Json(wire::Repo::for_caller(r, &who)))
+    let Json(all) = call(&app, who, calls::Status { repos: vec![name] }).await?;
+    all.repos
+        .into_iter()
+        .next()
+        .map(Json)
         .ok_or_else(|| ApiError::not_found("no such repository"))
 }
 
@@ -548,19 +532,14 @@ pub async fn file(
     P(name): P<String>,
     Q(p): Q<FileParams>,
 ) -> ApiResult<Json<wire::FileRange>> {
-    let engine = app.engine.clone();
-    let r = blocking(&app, move || {
-        engine.read_range(
-            &name,
-            &p.path,
-            p.start,
-            p.end,
-            p.highlight.unwrap_or(false),
-            &who.access,
-        )
-    })
-    .await?;
-    Ok(Json(wire::FileRange::from(&r)))
+    let read = calls::ReadRange {
+        repo: name,
+        path: p.path,
+        start: p.start,
+        end: p.end,
+        highlight: p.highlight.unwrap_or(false),
+    };
+    call(&app, who, read).await
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -594,29 +573,15 @@ pub async fn index(
         }
     };
     who.require(Scope::Index)?;
-    let engine = app.engine.clone();
-    let (job, new) = blocking(&app, move || {
-        engine.enqueue_index(
-            IndexJob {
-                repo: name,
-                source: body.source,
-                rev: body.rev,
-                origin: "api".into(),
-                dedupe: None,
-            },
-            &who,
-        )
-    })
-    .await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(wire::Queued {
-            job: job.id.clone(),
-            new,
-            status: wire::Job::from(&job),
-        }),
-    )
-        .into_response())
+    let job = IndexJob {
+        repo: name,
+        source: body.source,
+        rev: body.rev,
+        origin: "api".into(),
+        dedupe: None,
+    };
+    let queued = call(&app, who, calls::Enqueue { job }).await?;
+    Ok((StatusCode::ACCEPTED, queued).into_response())
 }
 
 /// An index job's state and progress.
@@ -628,9 +593,7 @@ pub async fn job(
     Extension(who): Extension<Principal>,
     P(id): P<String>,
 ) -> ApiResult<Json<wire::Job>> {
-    let engine = app.engine.clone();
-    let j = blocking(&app, move || engine.job(&id, &who.access)).await?;
-    Ok(Json(wire::Job::from(&j)))
+    call(&app, who, calls::Job { id }).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -650,11 +613,7 @@ pub async fn jobs(
     Q(p): Q<JobsParams>,
 ) -> ApiResult<Json<wire::Jobs>> {
     let n = count("n", p.n, 20, 1000)?;
-    let engine = app.engine.clone();
-    let list = blocking(&app, move || engine.jobs(n, &who.access)).await?;
-    Ok(Json(wire::Jobs {
-        jobs: list.iter().map(wire::Job::from).collect(),
-    }))
+    call(&app, who, calls::Jobs { n }).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -675,9 +634,11 @@ pub async fn blame(
     P(name): P<String>,
     Q(p): Q<BlameParams>,
 ) -> ApiResult<Json<wire::Blame>> {
-    let engine = app.engine.clone();
-    let b = blocking(&app, move || engine.blame(&name, &p.path, &who.access)).await?;
-    Ok(Json(wire::Blame::from(&b)))
+    let blame = calls::Blame {
+        repo: name,
+        path: p.path,
+    };
+    call(&app, who, blame).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -698,12 +659,7 @@ pub async fn person(
     P(id): P<String>,
     Q(p): Q<PersonParams>,
 ) -> ApiResult<Json<wire::PersonPage>> {
-    let engine = app.engine.clone();
-    let v = blocking(&app, move || {
-        engine.person(&id, p.repo.as_deref(), &who.access)
-    })
-    .await?;
-    Ok(Json(wire::PersonPage::from(&v)))
+    call(&app, who, calls::Person { id, repo: p.repo }).await
 }
 
 /// Liveness; needs no token.
@@ -762,15 +718,14 @@ pub async fn report(
     if !matches!(format.as_str(), "json" | "md" | "html") {
         return Err(ApiError::bad_request("format must be json, md or html"));
     }
-    let req = ken_engine::ReportRequest {
+    let req = ReportRequest {
         repo: Some(name),
         since: blank(p.since),
         until: blank(p.until),
         top: Some(top),
         narrative: p.summary.unwrap_or(false),
     };
-    let engine = app.engine.clone();
-    let report = blocking(&app, move || engine.report(&req, &who.access)).await?;
+    let Json(report) = call(&app, who, calls::Report { req }).await?;
     let (body, content_type) = match format.as_str() {
         "md" => (
             ken_engine::render::markdown(&report),

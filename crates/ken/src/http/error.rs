@@ -8,9 +8,10 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ken_engine::{Edge, EngineError, ErrorKind};
+use ken_engine::{Edge, EngineError, ErrorKind, Principal};
 use serde::de::DeserializeOwned;
 
+use crate::calls::Call;
 use crate::wire::ErrorBody;
 use crate::work::{Failed, Workers};
 
@@ -164,12 +165,14 @@ fn bytes_rejection(e: BytesRejection) -> ApiError {
     rejection(e.status(), e.body_text())
 }
 
-/// Run CPU-bound engine work (see [`crate::work`]).
-pub async fn blocking<T: Send + 'static>(
-    app: &super::App,
-    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
-) -> ApiResult<T> {
-    app.work.run(f).await.map_err(ApiError::from)
+/// Answer one capability's request for `who` (CPU-bound work waits for a
+/// permit, see [`crate::work`]).
+pub async fn call<C: Call>(app: &super::App, who: Principal, c: C) -> ApiResult<Json<C::Wire>> {
+    app.work
+        .call(app.engine.clone(), who, c)
+        .await
+        .map(Json)
+        .map_err(ApiError::from)
 }
 
 /// Run engine work that mostly waits, without a permit.

@@ -11,9 +11,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use ken_engine::IndexJob;
 use ken_engine::Principal;
-use ken_engine::SearchRequest;
 use ken_engine::Walk;
-use ken_engine::{Edge, Engine, EngineError};
+use ken_engine::{AskRequest, Edge, Engine, EngineError};
 use ken_engine::{FilterSpec, parse_mode};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -27,6 +26,7 @@ use rmcp::{
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::calls::{self, Call, comma_list as repos};
 use crate::wire;
 use crate::work::{Failed, Workers};
 
@@ -144,13 +144,98 @@ fn answer<T: Serialize>(r: Result<T, Failed>) -> Result<CallToolResult, ErrorDat
     }
 }
 
-fn repos(r: &Option<String>) -> Vec<String> {
-    r.iter()
-        .flat_map(|s| s.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect()
+impl TryFrom<SearchCode> for calls::Search {
+    type Error = EngineError;
+
+    fn try_from(a: SearchCode) -> Result<calls::Search, EngineError> {
+        let filters = FilterSpec {
+            repos: repos(&a.repo),
+            branches: a.branch.into_iter().collect(),
+            langs: a.lang.into_iter().collect(),
+            paths: a.path.into_iter().collect(),
+            ..FilterSpec::default()
+        };
+        Ok(calls::Search {
+            mode: parse_mode(a.mode.as_deref().unwrap_or("hybrid"))?,
+            query: a.query,
+            n: a.n.unwrap_or(10).min(100),
+            filters,
+            files: false,
+            highlight: false,
+        })
+    }
+}
+
+impl From<FindSymbol> for calls::FindSymbols {
+    fn from(a: FindSymbol) -> calls::FindSymbols {
+        calls::FindSymbols {
+            repos: repos(&a.repo),
+            name: a.name,
+            n: a.n.unwrap_or(20),
+        }
+    }
+}
+
+impl From<ReadRange> for calls::ReadRange {
+    fn from(a: ReadRange) -> calls::ReadRange {
+        calls::ReadRange {
+            repo: a.repo,
+            path: a.path,
+            start: a.start_line,
+            end: a.end_line,
+            highlight: false,
+        }
+    }
+}
+
+impl SymbolArgs {
+    fn walk(self, walk: Walk) -> calls::Structure {
+        calls::Structure {
+            symbol: self.symbol,
+            repo: self.repo,
+            walk,
+        }
+    }
+}
+
+impl From<WhoKnows> for calls::Who {
+    fn from(a: WhoKnows) -> calls::Who {
+        calls::Who {
+            repos: repos(&a.repo),
+            query: a.query,
+            n: 5,
+        }
+    }
+}
+
+impl From<AskArgs> for calls::Ask {
+    fn from(a: AskArgs) -> calls::Ask {
+        calls::Ask {
+            req: AskRequest {
+                repos: repos(&a.repo),
+                question: a.question,
+                limit: ken_engine::ASK_LIMIT,
+                expand: true,
+                model: None,
+                offline: false,
+                rerank: None,
+            },
+        }
+    }
+}
+
+impl From<IndexRepository> for calls::Enqueue {
+    fn from(a: IndexRepository) -> calls::Enqueue {
+        calls::Enqueue {
+            job: IndexJob {
+                repo: a.repo,
+                source: a.source,
+                rev: a.rev,
+                origin: "mcp".into(),
+                dedupe: None,
+            },
+        }
+    }
 }
 
 impl KenMcp {
@@ -186,33 +271,7 @@ impl KenMcp {
         Parameters(a): Parameters<SearchCode>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = self.principal(&ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            self.work
-                .run(move || {
-                    let filters = FilterSpec {
-                        repos: repos(&a.repo),
-                        branches: a.branch.into_iter().collect(),
-                        langs: a.lang.into_iter().collect(),
-                        paths: a.path.into_iter().collect(),
-                        ..FilterSpec::default()
-                    };
-                    let mode = parse_mode(a.mode.as_deref().unwrap_or("hybrid"))?;
-                    let req = SearchRequest::parse(
-                        &a.query,
-                        a.n.unwrap_or(10).min(100),
-                        &filters,
-                        false,
-                        mode,
-                        ken_engine::now(),
-                    )?;
-                    engine
-                        .search(&req, &who.access)
-                        .map(|r| wire::Search::from(&r))
-                })
-                .await,
-        )
+        self.call(&ctx, calls::Search::try_from(a)).await
     }
 
     #[tool(
@@ -223,17 +282,7 @@ impl KenMcp {
         Parameters(a): Parameters<FindSymbol>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = self.principal(&ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            self.work
-                .run(move || {
-                    engine
-                        .find_symbol(&a.name, &repos(&a.repo), a.n.unwrap_or(20), &who.access)
-                        .map(|h| wire::Symbols::from_engine(&a.name, &h))
-                })
-                .await,
-        )
+        self.call(&ctx, Ok(calls::FindSymbols::from(a))).await
     }
 
     #[tool(
@@ -244,24 +293,7 @@ impl KenMcp {
         Parameters(a): Parameters<ReadRange>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = self.principal(&ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            self.work
-                .run(move || {
-                    engine
-                        .read_range(
-                            &a.repo,
-                            &a.path,
-                            a.start_line,
-                            a.end_line,
-                            false,
-                            &who.access,
-                        )
-                        .map(|r| wire::FileRange::from(&r))
-                })
-                .await,
-        )
+        self.call(&ctx, Ok(calls::ReadRange::from(a))).await
     }
 
     #[tool(
@@ -272,7 +304,7 @@ impl KenMcp {
         Parameters(a): Parameters<SymbolArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.structure(a, Walk::Callers, &ctx).await
+        self.call(&ctx, Ok(a.walk(Walk::Callers))).await
     }
 
     #[tool(
@@ -283,8 +315,8 @@ impl KenMcp {
         Parameters(a): Parameters<SymbolArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let depth = a.depth.unwrap_or(5);
-        self.structure(a, Walk::Impact { max_depth: depth }, &ctx)
+        let max_depth = a.depth.unwrap_or(5);
+        self.call(&ctx, Ok(a.walk(Walk::Impact { max_depth })))
             .await
     }
 
@@ -296,17 +328,7 @@ impl KenMcp {
         Parameters(a): Parameters<WhoKnows>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = self.principal(&ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            self.work
-                .run(move || {
-                    engine
-                        .who(&a.query, &repos(&a.repo), 5, &who.access)
-                        .map(|r| wire::Who::from(&r))
-                })
-                .await,
-        )
+        self.call(&ctx, Ok(calls::Who::from(a))).await
     }
 
     #[tool(
@@ -317,25 +339,7 @@ impl KenMcp {
         Parameters(a): Parameters<AskArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = self.principal(&ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            Workers::run_unlimited(move || {
-                let req = ken_engine::AskRequest {
-                    question: a.question,
-                    repos: repos(&a.repo),
-                    limit: ken_engine::ASK_LIMIT,
-                    expand: true,
-                    model: None,
-                    offline: false,
-                    rerank: None,
-                };
-                engine
-                    .ask(&req, &who.access, &mut ken_engine::Quiet)
-                    .map(|r| wire::Ask::from(&r))
-            })
-            .await,
-        )
+        self.call(&ctx, Ok(calls::Ask::from(a))).await
     }
 
     #[tool(
@@ -346,19 +350,10 @@ impl KenMcp {
         Parameters(a): Parameters<RepoStatusArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = self.principal(&ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            self.work
-                .run(move || {
-                    engine
-                        .status(&repos(&a.repo), &who.access)
-                        .map(|st| wire::Repos {
-                            repos: st.iter().map(|r| wire::Repo::for_caller(r, &who)).collect(),
-                        })
-                })
-                .await,
-        )
+        let status = calls::Status {
+            repos: repos(&a.repo),
+        };
+        self.call(&ctx, Ok(status)).await
     }
 
     #[tool(
@@ -369,51 +364,23 @@ impl KenMcp {
         Parameters(a): Parameters<IndexRepository>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = self.principal(&ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            self.work
-                .run(move || {
-                    engine
-                        .enqueue_index(
-                            IndexJob {
-                                repo: a.repo,
-                                source: a.source,
-                                rev: a.rev,
-                                origin: "mcp".into(),
-                                dedupe: None,
-                            },
-                            &who,
-                        )
-                        .map(|(job, new)| wire::Queued {
-                            job: job.id.clone(),
-                            new,
-                            status: wire::Job::from(&job),
-                        })
-                })
-                .await,
-        )
+        self.call(&ctx, Ok(calls::Enqueue::from(a))).await
     }
 }
 
 impl KenMcp {
-    async fn structure(
+    /// Answer a capability's request for the caller; an engine error
+    /// (a bad argument included) is a tool error.
+    async fn call<C: Call>(
         &self,
-        a: SymbolArgs,
-        walk: Walk,
         ctx: &RequestContext<RoleServer>,
+        request: Result<C, EngineError>,
     ) -> Result<CallToolResult, ErrorData> {
         let who = self.principal(ctx)?;
-        let engine = self.engine.clone();
-        answer(
-            self.work
-                .run(move || {
-                    engine
-                        .structure(&a.symbol, a.repo.as_deref(), walk, &who.access)
-                        .map(|a| wire::Structure::from_engine(&a))
-                })
-                .await,
-        )
+        match request {
+            Ok(c) => answer(self.work.call(self.engine.clone(), who, c).await),
+            Err(e) => Ok(tool_error(&e)),
+        }
     }
 }
 

@@ -327,3 +327,33 @@ pub fn manifest_dir() -> PathBuf {
         std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
     )
 }
+
+/// `actual` against the recorded `tests/data/NAME` (pretty JSON, compared
+/// byte for byte); `UPDATE_EXPECT=1` records it instead. For shapes that
+/// are contracts: a change must be meant, and shows in the diff.
+#[allow(dead_code)]
+pub fn expect_recorded(name: &str, actual: &Value) {
+    let path = manifest_dir().join("tests/data").join(name);
+    let text = serde_json::to_string_pretty(actual).unwrap() + "\n";
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let recorded = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_EXPECT=1 records it)", path.display()));
+    if recorded != text {
+        let first = recorded
+            .lines()
+            .zip(text.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(recorded.lines().count().min(text.lines().count()));
+        panic!(
+            "{} differs from what is served, first at line {} (UPDATE_EXPECT=1 records the new one if the change is meant):\n  recorded: {}\n  served:   {}",
+            path.display(),
+            first + 1,
+            recorded.lines().nth(first).unwrap_or("<end>"),
+            text.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
