@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 
 use ken_core::ident;
-use ken_store::Store;
+use ken_store::ChunkStore;
 
 /// Up to `max` symbol names sharing sub-words with the query, the ones that
 /// share the most (and the rarest) first. Words the query already has are
 /// not repeated.
-pub fn vocabulary_expansion<'a>(
-    stores: impl Iterator<Item = &'a dyn Store>,
+pub fn vocabulary_expansion<'a, S: ChunkStore + ?Sized + 'a>(
+    stores: impl Iterator<Item = &'a S>,
     query: &str,
     max: usize,
 ) -> Vec<String> {

@@ -4,7 +4,8 @@
 //! started from, every file of the repository. The cost follows the
 //! change, never the number of repositories.
 
-use ken_store::{Fleet, FleetCommit, FleetDoc, FleetUpdate, Reflected, Store};
+use ken_store::{ChunkStore, Fleet, FleetCommit, FleetDoc, FleetUpdate, GraphStore, HistoryStore};
+use ken_store::{IndexStore, Reflected};
 use serde::{Deserialize, Serialize};
 
 use crate::Result;
@@ -28,7 +29,7 @@ pub struct FleetReport {
 pub(crate) fn update(
     fleet: &dyn Fleet,
     name: &str,
-    store: &dyn Store,
+    store: &(impl ChunkStore + GraphStore + HistoryStore + IndexStore + ?Sized),
     changed: &[String],
     deletes: &[String],
     seq_before: u64,

@@ -14,7 +14,10 @@ use std::time::Instant;
 
 use ken_core::Language;
 use ken_source::{Entry, GitRepo, ListOptions, Listing, SkipReason};
-use ken_store::{Batch, FileContent, FileUpdate, IndexState, IndexStore, Store};
+use ken_store::{
+    Batch, ChunkStore, FileContent, FileUpdate, HistoryStore, IndexState, IndexStore, Store,
+};
+use ken_store::{GraphStore, VectorStore};
 use serde::Serialize;
 
 use crate::graph::{self, GraphReport};
@@ -515,7 +518,7 @@ fn same_name(previous: &IndexState, name: &str) -> Result<()> {
 fn fleet_step(
     stores: &dyn ken_store::StoreProvider,
     name: &str,
-    store: &(dyn Store + Send + Sync),
+    store: &(impl ChunkStore + GraphStore + HistoryStore + IndexStore + ?Sized),
     (changed, deletes): (&[String], &[String]),
     seq_before: u64,
     report: &mut IndexReport,
@@ -540,7 +543,7 @@ fn fleet_step(
 /// entries to read (new or of another blob), counted in `report` as added,
 /// modified, renamed (a deleted path's blob under a new path) or deleted.
 fn compare<'l>(
-    store: &(dyn Store + Send + Sync),
+    store: &(impl IndexStore + ?Sized),
     listing: &'l Listing,
     report: &mut IndexReport,
 ) -> Result<(Vec<String>, Vec<&'l Entry>)> {
@@ -583,7 +586,7 @@ fn compare<'l>(
 /// unchanged (edited files get no authors until they are committed).
 fn people_step(
     target: &Target,
-    store: &mut dyn Store,
+    store: &mut (impl HistoryStore + IndexStore + ?Sized),
     opts: &ListOptions,
 ) -> Result<Option<PeopleReport>> {
     let (Some(commit), Some(repo)) = (&target.commit, &target.repo) else {
@@ -695,7 +698,7 @@ fn tune_step(
 fn embed(
     settings: &Settings,
     req: &IndexRequest,
-    store: &mut dyn Store,
+    store: &mut (impl ChunkStore + IndexStore + VectorStore + ?Sized),
     progress: &dyn Progress,
     embedder: Option<&dyn Embedder>,
 ) -> Result<Option<EmbedReport>> {
@@ -802,7 +805,7 @@ fn process(
     settings: &Settings,
     reader: &Reader,
     todo: &[&Entry],
-    store: &mut (dyn Store + Send + Sync),
+    store: &mut (impl IndexStore + Send + ?Sized),
     progress: &dyn Progress,
     report: &mut IndexReport,
 ) -> Result<()> {

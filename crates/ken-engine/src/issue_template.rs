@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use ken_store::{FileRecord, Store};
+use ken_store::{ChunkStore, FileRecord, IndexStore};
 
 use crate::error::Result;
 
@@ -48,7 +48,7 @@ pub struct IssueTemplate {
 
 impl IssueTemplate {
     /// The templates among the store's indexed files.
-    pub fn load(store: &dyn Store) -> Result<IssueTemplate> {
+    pub fn load(store: &(impl ChunkStore + IndexStore + ?Sized)) -> Result<IssueTemplate> {
         let mut texts = Vec::new();
         let mut files = Vec::new();
         for path in pick(&store.files()?) {

@@ -12,7 +12,7 @@ use ken_source::{
     BlameMethod, BlameOptions, BlameRange, GitRepo, Identities, KnownBlame, KnownFile, LogOptions,
     PersonRef,
 };
-use ken_store::{BlameLines, ChunkStore, CommitRecord, FileBlameRecord, HistoryStore, Store};
+use ken_store::{BlameLines, ChunkStore, CommitRecord, FileBlameRecord, HistoryStore, IndexStore};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -39,7 +39,7 @@ const HISTORY_OVERLAP_SECS: i64 = 14 * 24 * 3600;
 /// Record new history up to `commit` and blame the files (path, blob id)
 /// whose blame is missing or stale. Resumable: every batch is committed.
 pub fn update_people(
-    store: &mut dyn Store,
+    store: &mut (impl HistoryStore + IndexStore + ?Sized),
     repo: &GitRepo,
     commit: &str,
     files: &[(String, String)],
@@ -212,7 +212,11 @@ fn code_view_blame(ranges: &[BlameRange], raw_line_of: &[u32]) -> Vec<BlameRange
 /// on). `None` when there is none, or it is of this commit. A notebook's
 /// stored blame counts code-view lines, not the raw lines a walk follows:
 /// notebooks are blamed from the start.
-fn known_blame(store: &dyn Store, commit: &str, paths: &[String]) -> Result<Option<KnownBlame>> {
+fn known_blame(
+    store: &(impl HistoryStore + IndexStore + ?Sized),
+    commit: &str,
+    paths: &[String],
+) -> Result<Option<KnownBlame>> {
     let Some(at) = store.state()?.blamed_at.filter(|c| c != commit) else {
         return Ok(None);
     };
@@ -256,7 +260,7 @@ fn known_blame(store: &dyn Store, commit: &str, paths: &[String]) -> Result<Opti
 
 /// The identity resolver for a repository: its `.mailmap`, then
 /// `$KEN_HOME/identities.toml`, then the repository's `.ken/identities.toml`.
-pub fn identities(home: &Path, store: &dyn ChunkStore) -> Result<Identities> {
+pub fn identities(home: &Path, store: &(impl ChunkStore + ?Sized)) -> Result<Identities> {
     let mailmap = store.file_text(".mailmap")?;
     let mut files: Vec<(String, String)> = Vec::new();
     let global = home.join("identities.toml");
@@ -277,7 +281,10 @@ pub fn identities(home: &Path, store: &dyn ChunkStore) -> Result<Identities> {
 /// [`identities`] with every commit author of the history observed, so
 /// that people seen only in commits can be found by any alias, and authors
 /// who are one person (the same name, a noreply handle) resolve as one.
-pub fn observed_identities(home: &Path, store: &dyn Store) -> Result<Identities> {
+pub fn observed_identities(
+    home: &Path,
+    store: &(impl ChunkStore + HistoryStore + ?Sized),
+) -> Result<Identities> {
     let mut ids = identities(home, store)?;
     for (name, email) in store.commit_authors()? {
         ids.observe(&name, &email);
@@ -630,7 +637,7 @@ pub fn people(
 
 /// The shas of commits by people matching `who` (any alias), within times.
 pub fn commits_by(
-    store: &dyn HistoryStore,
+    store: &(impl HistoryStore + ?Sized),
     ids: &Identities,
     who: Option<&str>,
     since: Option<i64>,

@@ -14,7 +14,7 @@ use ken_report::{
     ReportParams, SecretOrigin,
 };
 use ken_source::{DiffOptions, FileDiff, GitRepo};
-use ken_store::{BlameLines, ChunkStore, CommitRecord, FileRecord, Store};
+use ken_store::{BlameLines, ChunkStore, CommitRecord, FileRecord, GraphStore, HistoryStore};
 
 use crate::repo::OpenRepo;
 use crate::time::parse_time;
@@ -319,7 +319,7 @@ type Blame = HashMap<String, Vec<BlameLines>>;
 
 /// Files and classes of the indexed commit with their figures, and the blame read.
 fn code_figures(
-    store: &dyn Store,
+    store: &(impl GraphStore + HistoryStore + ?Sized),
     records: &[FileRecord],
     persons: &HashMap<&str, &str>,
 ) -> Result<(Vec<FileIn>, Vec<ClassIn>, Blame)> {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ken_embed::{Embedder, HttpConfig, HttpEmbedder, LocalEmbedder, LocalOptions, StaticEmbedder};
-use ken_store::{ChunkFilter, IndexStore, Store, StoredChunk, VectorMeta, VectorStore};
+use ken_store::{ChunkFilter, ChunkStore, IndexStore, StoredChunk, VectorMeta, VectorStore};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -297,7 +297,7 @@ fn embed_order(
 
 /// Embed every chunk that has no cached vector, then rebuild the vector index.
 pub fn embed_pending(
-    store: &mut dyn Store,
+    store: &mut (impl ChunkStore + IndexStore + VectorStore + ?Sized),
     batch_seq: u64,
     embedder: &dyn Embedder,
     plan: EmbedPlan,
@@ -395,7 +395,7 @@ pub fn embed_pending(
 
 /// Record in the index state whether an embedding run is under way or
 /// was cut short (written only when it changes).
-fn mark_unfinished(store: &mut dyn IndexStore, unfinished: bool) -> Result<()> {
+fn mark_unfinished(store: &mut (impl IndexStore + ?Sized), unfinished: bool) -> Result<()> {
     let mut state = store.state()?;
     if state.embedding_unfinished != unfinished {
         state.embedding_unfinished = unfinished;
@@ -405,7 +405,10 @@ fn mark_unfinished(store: &mut dyn IndexStore, unfinished: bool) -> Result<()> {
 }
 
 /// Share of the current chunks that `model`'s vector search holds: (held, chunks).
-pub fn index_coverage(store: &dyn Store, model: &str) -> Result<(usize, usize)> {
+pub fn index_coverage(
+    store: &(impl ChunkStore + VectorStore + ?Sized),
+    model: &str,
+) -> Result<(usize, usize)> {
     let ids = store.chunk_ids()?;
     let held: std::collections::HashSet<u64> = store.vector_chunk_ids(model)?.into_iter().collect();
     Ok((ids.iter().filter(|i| held.contains(i)).count(), ids.len()))
@@ -422,7 +425,10 @@ pub struct VectorView {
 }
 
 /// `model`'s vector search in `store` (None: nothing embedded with it yet).
-pub fn load_vectors(store: &dyn Store, model: &str) -> Result<Option<VectorView>> {
+pub fn load_vectors(
+    store: &(impl ChunkStore + VectorStore + ?Sized),
+    model: &str,
+) -> Result<Option<VectorView>> {
     let Some(meta) = store.vector_meta(model)? else {
         return Ok(None);
     };
@@ -443,7 +449,7 @@ pub struct Dense {
 /// Dense retrieval: the chunks nearest to the query (None: no vector index
 /// for this embedder yet). Loads the index; see [`dense_search_in`].
 pub fn dense_search(
-    store: &dyn Store,
+    store: &(impl ChunkStore + VectorStore + ?Sized),
     embedder: &dyn Embedder,
     query: &str,
     k: usize,
@@ -459,7 +465,7 @@ pub fn dense_search(
 /// Dense retrieval in `store`'s vector search of the embedder's model,
 /// among the chunks `filter` lets through.
 pub fn dense_search_in(
-    store: &dyn VectorStore,
+    store: &(impl VectorStore + ?Sized),
     view: &VectorView,
     embedder: &dyn Embedder,
     query: &str,
@@ -493,7 +499,10 @@ pub struct Coverage {
 }
 
 /// Embedding coverage of every model the store has vectors of.
-pub fn coverage(store: &dyn Store, variant: EmbedText) -> Result<Vec<Coverage>> {
+pub fn coverage(
+    store: &(impl ChunkStore + VectorStore + ?Sized),
+    variant: EmbedText,
+) -> Result<Vec<Coverage>> {
     let models = store.vector_models()?;
     if models.is_empty() {
         return Ok(Vec::new());

@@ -6,7 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use ken_store::{
-    ChunkFilter, ChunkStore, FileHit, IndexStore, LexicalQuery, Store, StoredChunk, SymbolTier,
+    ChunkFilter, ChunkStore, FileHit, IndexStore, LexicalQuery, StoredChunk, SymbolTier,
+    VectorStore,
 };
 
 use super::{Candidate, Mode, SearchEnv, SearchRequest};
@@ -16,7 +17,7 @@ use crate::{Result, issue, semantic};
 
 /// Dense retrieval as one RRF list (when the mode and the index allow).
 pub(super) fn add_dense(
-    store: &dyn Store,
+    store: &dyn VectorStore,
     req: &SearchRequest,
     env: SearchEnv<'_>,
     allowed: Option<&Vec<String>>,

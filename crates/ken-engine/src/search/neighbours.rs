@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ken_store::{GraphStore, Store, StoredChunk};
+use ken_store::{ChunkStore, GraphStore, StoredChunk};
 
 use super::Candidate;
 use crate::Result;
@@ -13,7 +13,7 @@ use crate::params::RankParams;
 /// the file graph, seeded by the other lists), ranked; the first chunk of
 /// the nearest files the other lists missed joins the candidates.
 pub(super) fn graph_neighbours(
-    store: &dyn Store,
+    store: &(impl ChunkStore + GraphStore + ?Sized),
     cands: &mut HashMap<u64, Candidate>,
     chunks: &mut HashMap<u64, StoredChunk>,
     (file_rank, covered_files): (&HashMap<&str, (usize, f32)>, &HashSet<String>),
@@ -111,7 +111,7 @@ fn file_rrf<'a>(
 /// Files ranked by personalized PageRank over the undirected file graph,
 /// jumping back to `seeds`; files the walk never reaches are left out.
 fn graph_neighbourhood(
-    store: &dyn GraphStore,
+    store: &(impl GraphStore + ?Sized),
     seeds: &[(String, f64)],
 ) -> Result<Vec<(String, f32)>> {
     if seeds.is_empty() {

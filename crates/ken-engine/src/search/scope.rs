@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use globset::{Glob, GlobSetBuilder};
 use ken_core::Filters;
-use ken_store::{IndexStore, Store};
+use ken_store::{HistoryStore, IndexStore};
 
 use super::{SearchEnv, SearchRequest};
 use crate::{EngineError, Result, people};
@@ -15,7 +15,7 @@ use crate::{EngineError, Result, people};
 /// filters (whose shas are returned too); None: no limit.
 #[allow(clippy::type_complexity)]
 pub(super) fn scope(
-    store: &dyn Store,
+    store: &(impl HistoryStore + IndexStore + ?Sized),
     req: &SearchRequest,
     env: SearchEnv<'_>,
     notes: &mut Vec<String>,
@@ -48,7 +48,10 @@ pub(super) fn scope(
 }
 
 /// Resolve path globs to the set of indexed paths they allow.
-fn allowed_paths(store: &dyn IndexStore, filters: &Filters) -> Result<Option<Vec<String>>> {
+fn allowed_paths(
+    store: &(impl IndexStore + ?Sized),
+    filters: &Filters,
+) -> Result<Option<Vec<String>>> {
     if filters.path_globs.is_empty() {
         return Ok(None);
     }
