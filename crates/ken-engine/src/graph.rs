@@ -189,7 +189,13 @@ pub struct StructureResult {
 pub enum Walk {
     Callers,
     Callees,
-    Impact { max_depth: u32 },
+    Impact {
+        max_depth: u32,
+    },
+    /// Every reference to the symbol, of every kind (call, read, import,
+    /// inherit, type), one result per place it is written: the definition
+    /// it is written in, with the step giving its line, kind and rule.
+    References,
 }
 
 /// A repository's symbol index and code graph, loaded once and queried
@@ -240,6 +246,15 @@ fn structure_in(
         Walk::Callers => starts.iter().flat_map(|&s| graph.callers(s, 1)).collect(),
         Walk::Callees => starts.iter().flat_map(|&s| graph.callees(s)).collect(),
         Walk::Impact { max_depth } => graph.impact_of(&starts, ken_graph::Kinds::ALL, max_depth),
+        Walk::References => starts
+            .iter()
+            .flat_map(|&s| graph.in_edges(s))
+            .map(|&e| Reached {
+                node: graph.edge(e).from,
+                depth: 1,
+                via: vec![e],
+            })
+            .collect(),
     };
     let def_lines = |key: &DefKey| -> (u32, u32) {
         if let Some(l) = lines.get(key) {
@@ -257,7 +272,9 @@ fn structure_in(
     let mut seen = BTreeSet::new();
     for r in reached {
         let key = graph.key(r.node).clone();
-        if !seen.insert(key.clone()) {
+        // a definition is reached once, but it may refer to the symbol in
+        // several places
+        if !seen.insert(key.clone()) && walk != Walk::References {
             continue;
         }
         let (start_line, end_line) = def_lines(&key);

@@ -139,6 +139,7 @@ fn run(engine: &Engine, command: &str) -> Vec<String> {
         "callers" => structure(engine, rest, Walk::Callers),
         "callees" => structure(engine, rest, Walk::Callees),
         "impact" => structure(engine, rest, Walk::Impact { max_depth: 3 }),
+        "references" => structure(engine, rest, Walk::References),
         other => panic!("unknown fixture command `{other}`"),
     }
 }
@@ -205,12 +206,17 @@ fn structure(engine: &Engine, symbol: &str, walk: Walk) -> Vec<String> {
             let step = r.via.first().map_or(String::new(), |s| {
                 format!(" ({}, {} {:.2})", s.kind, s.rule, s.confidence)
             });
+            // a reference is where it is written; the others, their definition
+            let line = match (walk, r.via.first()) {
+                (Walk::References, Some(s)) => s.line,
+                _ => r.start_line,
+            };
             format!(
                 "{}{} {}:{}{}",
                 "  ".repeat(r.depth.saturating_sub(1) as usize),
                 r.symbol,
                 r.path,
-                r.start_line,
+                line,
                 step
             )
         })

@@ -110,6 +110,10 @@ pub enum Command {
     Callers(StructureArgs),
     /// What a symbol calls.
     Callees(StructureArgs),
+    /// Every place a symbol is referred to: calls, reads, imports,
+    /// inheritance and type uses, each with the definition it is written
+    /// in, its kind, and how it was tied to the symbol.
+    References(StructureArgs),
     /// What breaks if a symbol changes or is deleted: everything that
     /// depends on it, transitively, with the chain of references that links it.
     Impact(ImpactArgs),
@@ -151,7 +155,7 @@ pub enum Command {
     ///
     /// Register it in an MCP client as the command `ken mcp` (with
     /// `--home DIR` if the indexes are elsewhere). Tools: search_code,
-    /// find_symbol, read_range, callers, impact, who_knows, ask,
+    /// find_symbol, read_range, callers, find_references, impact, who_knows, ask,
     /// repo_status, index_repository.
     Mcp,
     /// Create, list and revoke API tokens for `ken serve`.

@@ -1,5 +1,5 @@
-//! `ken callers` / `ken callees` / `ken impact` on a fixture whose call
-//! graph is written out by hand, and the graph kept up to date incrementally.
+//! `ken callers` / `ken callees` / `ken impact` / `ken references` on a
+//! fixture whose call graph is written out by hand, and the graph kept up to date incrementally.
 
 mod common;
 
@@ -118,6 +118,46 @@ fn callers_callees_impact_by_hand() {
     // unknown names: no candidates, no error
     let v = ken.json(&["callers", "--json", "no_such_function"]);
     assert!(v["candidates"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn references_list_every_place_a_symbol_is_written() {
+    let r = project();
+    let ken = Ken::new();
+    ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let v = ken.json(&["references", "--json", "load_orders"]);
+    let places: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let step = &r["via"][0];
+            format!(
+                "{}:{} {} in {}",
+                step["path"].as_str().unwrap(),
+                step["line"],
+                step["kind"].as_str().unwrap(),
+                r["symbol"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // the import and the call, each where it is written
+    assert_eq!(
+        places,
+        [
+            "shop/report.py:1 import in <module>",
+            "shop/report.py:5 call in monthly_report"
+        ],
+        "{v}"
+    );
+    let text = stdout(&ken.run(&["references", "load_orders"]));
+    assert!(
+        text.contains("shop/report.py:5  in monthly_report  (call)"),
+        "{text}"
+    );
+    assert!(text.contains("2 references"), "{text}");
+    let text = stdout(&ken.run(&["references", "print_report"]));
+    assert!(text.contains("no references found"), "{text}");
 }
 
 #[test]

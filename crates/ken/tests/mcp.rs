@@ -55,6 +55,7 @@ fn check(t: &Value, commit: &str) {
         json!([
             "ask",
             "callers",
+            "find_references",
             "find_symbol",
             "impact",
             "index_repository",
@@ -119,6 +120,29 @@ fn check(t: &Value, commit: &str) {
         "the chain: {main}"
     );
     assert_eq!(t["callers"]["value"]["results"][0]["symbol"], "start");
+    // every place load_config is written: its import, then its call
+    let refs: Vec<String> = t["find_references"]["value"]["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", t["find_references"]))
+        .iter()
+        .map(|r| {
+            let step = &r["via"][0];
+            format!(
+                "{}:{} {} {}",
+                step["path"].as_str().unwrap(),
+                step["line"],
+                step["kind"].as_str().unwrap(),
+                r["symbol"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            "app/server.py:1 import <module>",
+            "app/server.py:5 call start"
+        ]
+    );
     assert_eq!(t["who_knows"]["value"]["people"][0]["name"], "Ada Lovelace");
     assert_eq!(t["repo_status"]["value"]["repos"][0]["name"], "app");
     assert!(

@@ -63,6 +63,7 @@ async def session_calls(session, repo, symbol, query):
     )
     out["impact"] = await call("impact", {"symbol": symbol, "repo": repo, "depth": 3})
     out["callers"] = await call("callers", {"symbol": symbol, "repo": repo})
+    out["find_references"] = await call("find_references", {"symbol": symbol, "repo": repo})
     out["who_knows"] = await call("who_knows", {"query": symbol, "repo": repo})
     out["repo_status"] = await call("repo_status", {})
     out["ask"] = await call("ask", {"question": f"what does {symbol} do?", "repo": repo})

@@ -58,6 +58,7 @@ pub fn run(cli: Cli, out: &Output) -> Result<i32> {
         Command::LogSearch(a) => people::log_search(&engine, a, out),
         Command::Callers(a) => structure::run(&engine, a, Walk::Callers, out),
         Command::Callees(a) => structure::run(&engine, a, Walk::Callees, out),
+        Command::References(a) => structure::run(&engine, a, Walk::References, out),
         Command::Impact(a) => {
             structure::run(&engine, a.target, Walk::Impact { max_depth: a.depth }, out)
         }

@@ -44,12 +44,27 @@ pub fn run(engine: &Engine, a: StructureArgs, walk: Walk, out: &Output) -> Resul
         Walk::Callers => "callers",
         Walk::Callees => "callees",
         Walk::Impact { .. } => "dependents",
+        Walk::References => "references",
     };
     if r.results.is_empty() {
         outln!("no {what} found (references the graph could not resolve are not shown)");
         return Ok(0);
     }
     for x in &r.results {
+        if let (Walk::References, Some(s)) = (walk, x.via.first()) {
+            let guess = if matches!(s.rule.as_str(), "same_file" | "unique_global") {
+                ", guessed by name"
+            } else {
+                ""
+            };
+            outln!(
+                "{}  in {}  {}",
+                out.cyan(&format!("{}:{}", s.path, s.line)),
+                out.bold(&x.symbol),
+                out.dim(&format!("({}{guess})", s.kind))
+            );
+            continue;
+        }
         let mut depth = if matches!(walk, Walk::Impact { .. }) {
             format!("  depth {}", x.depth)
         } else {

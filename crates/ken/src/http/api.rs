@@ -434,6 +434,18 @@ pub async fn callees(
     structure(app, who, p, Walk::Callees).await
 }
 
+/// Every place a symbol is referred to (calls, reads, imports, inheritance,
+/// type uses): one result per place, the step giving its line and kind.
+#[utoipa::path(get, path = "/api/v1/references", tag = "structure", params(SymbolParams),
+    responses((status = 200, description = "references", body = wire::Structure)))]
+pub async fn references(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Q(p): Q<SymbolParams>,
+) -> ApiResult<Json<wire::Structure>> {
+    structure(app, who, p, Walk::References).await
+}
+
 /// What depends on a symbol, transitively, with the chain of references.
 #[utoipa::path(get, path = "/api/v1/impact", tag = "structure", params(ImpactParams),
     responses((status = 200, description = "dependents", body = wire::Structure)))]

@@ -27,7 +27,7 @@ use crate::wire;
     tags(
         (name = "code", description = "Search, answers, definitions"),
         (name = "people", description = "Who knows what; history"),
-        (name = "structure", description = "Callers, callees, impact"),
+        (name = "structure", description = "Callers, callees, impact, references"),
         (name = "repos", description = "Repositories, files, index jobs"),
         (name = "webhooks", description = "Push webhooks (signed, no token)"),
         (name = "server", description = "Liveness"),
@@ -63,6 +63,7 @@ pub fn routes() -> (Router<App>, Doc) {
         .routes(routes!(api::log))
         .routes(routes!(api::callers))
         .routes(routes!(api::callees))
+        .routes(routes!(api::references))
         .routes(routes!(api::impact))
         .routes(routes!(api::symbols))
         .routes(routes!(api::repos))
@@ -205,6 +206,7 @@ mod tests {
             "/api/v1/log",
             "/api/v1/callers",
             "/api/v1/callees",
+            "/api/v1/references",
             "/api/v1/impact",
             "/api/v1/symbols",
             "/api/v1/repos",

@@ -308,6 +308,17 @@ impl KenMcp {
     }
 
     #[tool(
+        description = "Every place a symbol is referred to: calls, reads (a method passed as a value, a property), imports, inheritance and type uses. One result per place: the definition it is written in (symbol, path, lines) and a via step with its line, its kind and the rule that tied it to the symbol (same_file and unique_global are guesses by name)."
+    )]
+    async fn find_references(
+        &self,
+        Parameters(a): Parameters<SymbolArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.call(&ctx, Ok(a.walk(Walk::References))).await
+    }
+
+    #[tool(
         description = "What breaks if a symbol changes or is deleted: everything that depends on it, transitively, each with its depth and the chain of references (via) that links it."
     )]
     async fn impact(
@@ -393,7 +404,7 @@ impl ServerHandler for KenMcp {
                     .with_title("Kenning"),
             )
             .with_instructions(
-                "Kenning answers questions about indexed codebases. Start with search_code (or find_symbol for a name), read more with read_range, follow structure with callers and impact, find people with who_knows. repo_status lists the repositories.",
+                "Kenning answers questions about indexed codebases. Start with search_code (or find_symbol for a name), read more with read_range, follow structure with callers, find_references and impact, find people with who_knows. repo_status lists the repositories.",
             )
     }
 }
