@@ -210,6 +210,17 @@ pub struct Reference {
     pub receiver: Option<String>,
 }
 
+/// A module-level variable whose class the file says, by an annotation
+/// or by the constructor it was made with (`current_app: FlaskProxy =
+/// LocalProxy(...)`, `app = Flask(__name__)`, `export const app: Hono =
+/// new Hono()`): a file that imports it can look up its members there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypedValue {
+    pub name: String,
+    /// The class as written in this file (`FlaskProxy`, `models.Database`).
+    pub class: String,
+}
+
 /// What the syntax layer returns for one file: never an error.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileSyntax {
@@ -218,6 +229,9 @@ pub struct FileSyntax {
     /// Calls, imports, inheritance and type uses (empty until a language extracts them).
     #[serde(default)]
     pub references: Vec<Reference>,
+    /// Module-level variables of a known class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<TypedValue>,
     /// Things a user may want to know (a parse error fell back to line windows...).
     pub diagnostics: Vec<String>,
 }

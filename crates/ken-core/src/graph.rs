@@ -3,7 +3,7 @@
 //! resolved it. Plain data, here so that the store, which keeps them,
 //! needs no more than `ken-core`; `ken-graph` resolves and walks them.
 
-use crate::{Definition, FileSyntax, Language, RefKind, Reference};
+use crate::{Definition, FileSyntax, Language, RefKind, Reference, TypedValue};
 use serde::{Deserialize, Serialize};
 
 /// The qualified name of a file's module-level pseudo-definition: the
@@ -19,6 +19,10 @@ pub struct FileFacts {
     pub language: Language,
     pub definitions: Vec<Definition>,
     pub references: Vec<Reference>,
+    /// Module-level variables of a known class (absent in facts stored
+    /// before they were recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<TypedValue>,
 }
 
 impl FileFacts {
@@ -33,7 +37,14 @@ impl FileFacts {
             language,
             definitions,
             references,
+            values: Vec::new(),
         }
+    }
+
+    /// With the file's module-level variables of a known class.
+    pub fn with_values(mut self, values: Vec<TypedValue>) -> FileFacts {
+        self.values = values;
+        self
     }
 
     /// The facts of a file as the syntax layer saw it (language from the path).
@@ -41,6 +52,7 @@ impl FileFacts {
         let path = path.into();
         let language = Language::from_path(&path);
         FileFacts::new(path, language, syntax.definitions, syntax.references)
+            .with_values(syntax.values)
     }
 }
 

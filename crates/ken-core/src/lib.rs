@@ -14,7 +14,7 @@ pub mod repo_name;
 pub mod ticket;
 pub mod time;
 
-pub use chunk::{Chunk, ChunkKind, Definition, FileSyntax, RefKind, Reference};
+pub use chunk::{Chunk, ChunkKind, Definition, FileSyntax, RefKind, Reference, TypedValue};
 pub use graph::{DefKey, Edge, FileFacts, MODULE, Rule};
 pub use hit::{AuthorShare, Filters, Hit, Signal, Signals};
 pub use lang::{Language, is_test_path};

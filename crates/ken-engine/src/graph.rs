@@ -28,8 +28,9 @@ pub struct GraphReport {
 /// The saved symbol index's format. A saved index of another format (or
 /// of none: those written before formats were counted) is rebuilt from the
 /// stored facts, so that what a new format adds (2: the aliases of
-/// imports, for base classes) reaches every file at once.
-const INDEX_FORMAT: u32 = 2;
+/// imports, for base classes; 3: module-level variables of a known class,
+/// for imported ones' members) reaches every file at once.
+const INDEX_FORMAT: u32 = 3;
 
 #[derive(serde::Deserialize)]
 struct SavedIndex {

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use ken_core::{ChunkKind, Language, RefKind};
+use ken_core::{ChunkKind, Language, RefKind, TypedValue};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::modpath::{
@@ -33,6 +33,9 @@ pub struct FileEntry {
     pub imports: Vec<ImportEntry>,
     /// Base classes named by the file's classes.
     pub bases: Vec<BaseEntry>,
+    /// Module-level variables of a known class (`request: RequestProxy`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<TypedValue>,
     /// Every name the file's references mention (names and qualifier
     /// segments), sorted: what [`SymbolIndex::update`] matches changes against.
     pub names: Vec<String>,
@@ -113,6 +116,7 @@ impl FileEntry {
             defs,
             imports,
             bases,
+            values: facts.values.clone(),
             names: names.into_iter().collect(),
         }
     }
@@ -126,6 +130,9 @@ impl FileEntry {
         }
         for i in &self.imports {
             s.insert((i.name.clone(), format!("import {}", i.module)));
+        }
+        for v in &self.values {
+            s.insert((v.name.clone(), format!("value {}", v.class)));
         }
         for b in &self.bases {
             let short = b.container.rsplit('.').next().unwrap_or(&b.container);

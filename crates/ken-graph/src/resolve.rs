@@ -326,6 +326,84 @@ fn name_in_module(index: &SymbolIndex, files: &[FileId], name: &str, hops: u32) 
     out
 }
 
+/// The parameter names of a signature as written (`def f(self, app:
+/// Flask = None, *args)`, `function f(c: Context)`): what stands before a
+/// `:` or `=` in each item of its first parenthesised list.
+fn parameters(signature: &str) -> impl Iterator<Item = &str> {
+    let inner = signature.split_once('(').map_or("", |(_, rest)| rest);
+    let mut items: Vec<&str> = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = inner.len();
+                break;
+            }
+            ')' | ']' | '}' | '>' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < inner.len() {
+        items.push(&inner[start..]);
+    }
+    items.into_iter().filter_map(|item| {
+        let item = item.trim().trim_start_matches(['*', '.', '&']);
+        let name = item
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .next()?;
+        (!name.is_empty()).then_some(name)
+    })
+}
+
+/// The module-level variable `name` of `module` whose class that
+/// module's file says (following re-exports, as [`name_in_module`]): the
+/// file, and the class as written there.
+fn imported_value(
+    index: &SymbolIndex,
+    importer: &str,
+    lang: Language,
+    name: &str,
+    module: &str,
+    hops: u32,
+) -> Option<(FileId, String)> {
+    let files = index.module_files(importer, lang, module);
+    for &f in &files {
+        if let Some(v) = index.file(f).values.iter().find(|v| v.name == name) {
+            return Some((f, v.class.clone()));
+        }
+    }
+    if hops >= MAX_HOPS {
+        return None;
+    }
+    for &f in &files {
+        let entry = index.file(f);
+        for imp in entry
+            .imports
+            .iter()
+            .filter(|i| i.alias.as_deref().unwrap_or(&i.name) == name)
+        {
+            let found = imported_value(
+                index,
+                &entry.path,
+                entry.language,
+                &imp.name,
+                &imp.module,
+                hops + 1,
+            );
+            if found.is_some() {
+                return found;
+            }
+        }
+    }
+    None
+}
+
 /// What `name` imported from `module` by the file `importer` is.
 pub(crate) fn import_target(
     index: &SymbolIndex,
@@ -383,6 +461,10 @@ struct Resolver<'a> {
     imports: HashMap<(u32, &'a str), Target>,
     /// Modules imported with `*`.
     stars: Vec<FileId>,
+    /// Imported module-level variables of a known class, by the name
+    /// they are bound under: the file that says the class, and the class
+    /// as written there.
+    values: HashMap<String, (FileId, String)>,
 }
 
 impl<'a> Resolver<'a> {
@@ -421,6 +503,7 @@ impl<'a> Resolver<'a> {
             bindings: HashMap::new(),
             imports: HashMap::new(),
             stars: Vec::new(),
+            values: HashMap::new(),
         };
         r.bind_imports();
         r
@@ -446,6 +529,16 @@ impl<'a> Resolver<'a> {
                 self.bindings
                     .entry(bound.to_string())
                     .or_insert_with(|| target.clone());
+                // a variable, not a definition: `from flask import request`
+                // (at the top of the file: an import inside a function
+                // binds its name there only)
+                if matches!(target, Target::Module(..))
+                    && reference.from.is_none()
+                    && let Some(value) =
+                        imported_value(self.index, &facts.path, facts.language, name, module, 0)
+                {
+                    self.values.entry(bound.to_string()).or_insert(value);
+                }
                 // `import os.path` is used as `os.path.join`.
                 let spec = qualifier_segments(module).join(".");
                 if !spec.is_empty() && matches!(target, Target::Module(..) | Target::External) {
@@ -546,6 +639,14 @@ impl<'a> Resolver<'a> {
         // (a') a variable made from a known class: its member, or a base's
         if let Some(class) = r.receiver.as_deref().filter(|_| q.is_some())
             && let Some(ids) = self.member_of_receiver(class, name, r.kind)
+        {
+            return found(Rule::Receiver, ids, self);
+        }
+        // (a'') an imported module-level variable of a class its module
+        // says (`from flask import request`, then `request.get_json()`)
+        if let Some((file, class)) = q.and_then(|q| self.values.get(q))
+            && !self.is_parameter(r.from.as_deref(), q.unwrap_or(""))
+            && let Some(ids) = self.member_of_class_in(*file, class, name, r.kind)
         {
             return found(Rule::Receiver, ids, self);
         }
@@ -653,6 +754,27 @@ impl<'a> Resolver<'a> {
     }
 
     /// Is `qualname` written inside a function or method of this file?
+    /// Whether `name` is a parameter of the definition `from` or of one
+    /// around it (`def client(app)` shadows an imported `app`), as their
+    /// signatures say.
+    fn is_parameter(&self, from: Option<&str>, name: &str) -> bool {
+        let mut scope = from;
+        while let Some(q) = scope {
+            let declares = self
+                .facts
+                .definitions
+                .iter()
+                .filter(|d| d.qualname == q)
+                .filter_map(|d| d.signature.as_deref())
+                .any(|s| parameters(s).any(|p| p == name));
+            if declares {
+                return true;
+            }
+            scope = q.rsplit_once('.').map(|(outer, _)| outer);
+        }
+        false
+    }
+
     fn in_function(&self, qualname: &str) -> bool {
         let Some((parent, _)) = qualname.rsplit_once('.') else {
             return false;
@@ -780,6 +902,27 @@ impl<'a> Resolver<'a> {
                 _ => Vec::new(),
             },
         };
+        self.member_of_types(types, name, kind)
+    }
+
+    /// `name` of `class` as the file `file` names it (a module-level
+    /// variable's class, read where the variable is defined).
+    fn member_of_class_in(
+        &self,
+        file: FileId,
+        class: &str,
+        name: &str,
+        kind: RefKind,
+    ) -> Option<Vec<DefId>> {
+        let types = match class.rsplit_once('.') {
+            None => self.type_in_file(file, class, None),
+            Some((q, last)) => self.type_in_file(file, last, Some(q)),
+        };
+        self.member_of_types(types, name, kind)
+    }
+
+    /// `name` defined in the first of `types` that has it, or in its bases.
+    fn member_of_types(&self, types: Vec<DefId>, name: &str, kind: RefKind) -> Option<Vec<DefId>> {
         for t in types {
             let d = self.index.def(t);
             if !is_type_like(d.kind) {
@@ -1186,6 +1329,23 @@ mod tests {
         assert!(!fits(RefKind::Type, ChunkKind::Function));
         assert!(fits(RefKind::Inherit, ChunkKind::Namespace));
         assert!(!fits(RefKind::Import, ChunkKind::Impl));
+    }
+
+    #[test]
+    fn parameters_are_read_from_signatures() {
+        fn names(s: &str) -> Vec<&str> {
+            parameters(s).collect()
+        }
+        assert_eq!(
+            names("def f(self, app: Flask = None, *args, **kw)"),
+            ["self", "app", "args", "kw"]
+        );
+        assert_eq!(names("def client(app)"), ["app"]);
+        assert_eq!(
+            names("function f(c: Context<Env, { a: 1, b: 2 }>, ...rest)"),
+            ["c", "rest"]
+        );
+        assert!(names("class A").is_empty());
     }
 
     #[test]

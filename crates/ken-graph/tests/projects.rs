@@ -688,6 +688,123 @@ fn a_base_imported_under_an_alias_gives_its_members() {
     ));
 }
 
+// flask's globals: `request` is a module variable annotated with a proxy
+// class (declared under TYPE_CHECKING) whose base is the real class; it is
+// imported through the package's `__init__`.
+const TYPED_GLOBALS: &str = r#"
+//- flask/wrappers.py
+class Request:
+    def get_json(self):
+        return {}
+
+    def close(self):
+        pass
+//- flask/app.py
+class Flask:
+    def ensure_sync(self, f):
+        return f
+//- flask/globals.py
+import typing as t
+
+from werkzeug.local import LocalProxy
+
+if t.TYPE_CHECKING:
+    from .app import Flask
+    from .wrappers import Request
+
+    class FlaskProxy(Flask): ...
+
+    class RequestProxy(Request): ...
+
+
+current_app: FlaskProxy = LocalProxy(_cv_app, "app")
+request: RequestProxy = LocalProxy(_cv_app, "request")
+//- flask/__init__.py
+from .app import Flask as Flask
+from .globals import current_app as current_app
+from .globals import request as request
+//- flask/views.py
+from . import typing
+from .globals import current_app
+
+
+def dispatch(view):
+    return current_app.ensure_sync(view)()
+//- tests/test_json.py
+from flask import request
+
+
+def test_json():
+    data = request.get_json()
+    request.close
+    return data
+
+
+def test_other(close):
+    return close.get_json()
+
+
+def test_shadowed(request):
+    return request.close()
+//- tests/test_local.py
+def test_inner():
+    from blueprintapp import app
+
+    return app
+
+
+def test_fixture(app):
+    return app.ensure_sync(None)
+//- blueprintapp/__init__.py
+from flask.app import Flask
+
+app = Flask(__name__)
+"#;
+
+#[test]
+fn an_imported_module_variable_takes_the_class_its_module_says() {
+    let w = world(TYPED_GLOBALS);
+    let edges = [
+        // through the package's re-export, then the proxy's base
+        (
+            "call",
+            "tests/test_json.py:test_json",
+            "flask/wrappers.py:Request.get_json",
+        ),
+        // a method read as a value
+        (
+            "read",
+            "tests/test_json.py:test_json",
+            "flask/wrappers.py:Request.close",
+        ),
+        // imported from the module itself
+        (
+            "call",
+            "flask/views.py:dispatch",
+            "flask/app.py:Flask.ensure_sync",
+        ),
+    ];
+    for edge in edges {
+        assert!(
+            w.has_edge(edge.0, edge.1, edge.2),
+            "{edge:?}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    // a parameter that is not the imported variable is not typed by it
+    // (only the repository's one `get_json` guesses it, and says so), nor
+    // is one of the same name, nor a name imported inside another function
+    for caller in ["test_other", "test_shadowed", "test_fixture"] {
+        assert!(
+            !w.edges()
+                .iter()
+                .any(|e| e.contains(caller) && e.contains("(receiver)")),
+            "{caller}\n{}",
+            w.edges().join("\n")
+        );
+    }
+}
+
 const SUPER_CALLS: &str = r#"
 //- cli.py
 import click

@@ -26,6 +26,8 @@ pub(crate) struct Analysis {
     pub defs: Vec<Def>,
     /// Calls, imports, base classes and type uses, in file order.
     pub refs: Vec<Reference>,
+    /// Module-level variables of a known class.
+    pub values: Vec<ken_core::TypedValue>,
     /// The module docstring (Python) or inner doc comment (`//!`).
     pub module_doc: Option<String>,
     pub diagnostics: Vec<String>,
@@ -92,6 +94,7 @@ fn analyze_as(lang: Language, text: &str, timeout: Duration) -> Result<(Analysis
     let refs = refs::extract(&tree, text, spec, table, &walk.defs);
     let mut a = Analysis {
         refs: refs.references,
+        values: refs.values,
         defs: walk.defs,
         module_doc: module_doc(&tree, text, lang),
         diagnostics: Vec::new(),
@@ -178,6 +181,7 @@ pub(crate) fn chunk_code(lang: Language, text: &str, opts: &ChunkOptions) -> Fil
     let mut out = FileSyntax {
         definitions: definitions(&a.defs, &li),
         references: a.refs,
+        values: a.values,
         diagnostics: a.diagnostics,
         ..FileSyntax::default()
     };

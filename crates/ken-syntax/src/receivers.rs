@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use ken_core::{ChunkKind, RefKind, Reference};
+use ken_core::{ChunkKind, RefKind, Reference, TypedValue};
 
 use crate::names::is_name;
 use crate::walk::Def;
@@ -154,6 +154,31 @@ impl Scopes<'_> {
         }
         None
     }
+}
+
+/// The module-level variables whose assignments all made one class
+/// (after [`annotate`], so copies count), in the order first assigned.
+pub(crate) fn module_values(assigned: &[Assigned]) -> Vec<TypedValue> {
+    let mut out: Vec<TypedValue> = Vec::new();
+    for a in assigned
+        .iter()
+        .filter(|a| a.from.is_none() && is_name(&a.target))
+    {
+        if out.iter().any(|v| v.name == a.target) {
+            continue;
+        }
+        let all: Vec<&Assigned> = assigned
+            .iter()
+            .filter(|b| b.from.is_none() && b.target == a.target)
+            .collect();
+        if let Some(class) = agreed(&all) {
+            out.push(TypedValue {
+                name: a.target.clone(),
+                class,
+            });
+        }
+    }
+    out
 }
 
 /// The class every assignment made, when they all made the same one.
@@ -340,6 +365,45 @@ class AppContext:
         assert_eq!(receiver(&found, "self.app.do_teardown"), Some("Flask"));
         // a parameter without a type gives nothing
         assert_eq!(receiver(&found, "self.other.close"), None);
+    }
+
+    #[test]
+    fn module_variables_of_one_class_are_exported() {
+        let values = |path: &str, src: &str| -> Vec<(String, String)> {
+            crate::parse_file(path, src, &Default::default())
+                .values
+                .into_iter()
+                .map(|v| (v.name, v.class))
+                .collect()
+        };
+        let py = "\
+request: RequestProxy = LocalProxy(_cv, 'request')
+app = Flask(__name__)
+db = models.Database()
+twice = A()
+twice = B()
+count = 0
+
+
+def f():
+    local = Session()
+";
+        assert_eq!(
+            values("globals.py", py),
+            [
+                ("request".to_string(), "RequestProxy".to_string()),
+                ("app".to_string(), "Flask".to_string()),
+                ("db".to_string(), "models.Database".to_string()),
+            ]
+        );
+        let ts = "export const app: Hono = createApp()\nconst client = new Client()\n";
+        assert_eq!(
+            values("app.ts", ts),
+            [
+                ("app".to_string(), "Hono".to_string()),
+                ("client".to_string(), "Client".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -61,6 +61,8 @@ fn annotated_class(text: &str) -> Option<String> {
 /// What one pass found.
 pub(crate) struct Refs {
     pub references: Vec<Reference>,
+    /// Module-level variables of a known class.
+    pub values: Vec<ken_core::TypedValue>,
     /// [`MAX_REFERENCES`] was reached; the rest of the file was not read.
     pub truncated: bool,
 }
@@ -121,11 +123,14 @@ pub(crate) fn extract(tree: &Tree, src: &str, spec: &Spec, table: &Table, defs: 
         }
     }
     let mut references = x.refs;
+    let mut values = Vec::new();
     if !x.assigned.is_empty() {
         receivers::annotate(&mut references, &mut x.assigned, defs);
+        values = receivers::module_values(&x.assigned);
     }
     Refs {
         references,
+        values,
         truncated: x.truncated,
     }
 }

@@ -787,7 +787,8 @@ fn write_rows(
                 u.language,
                 syntax.definitions.clone(),
                 syntax.references.clone(),
-            );
+            )
+            .with_values(syntax.values.clone());
             ins_facts.execute(params![u.path, graph::pack_facts(&facts)?])?;
         }
         let mut seen = HashSet::new();

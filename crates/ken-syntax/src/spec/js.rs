@@ -70,7 +70,7 @@ const ASSIGNS: &[AssignRule] = &[
 
 /// [`ASSIGNS`], and parameters typed by their annotation (`c: Context`).
 const TS_ASSIGNS: &[AssignRule] = &[
-    AssignRule::new("variable_declarator", "name", "value", false),
+    AssignRule::new("variable_declarator", "name", "value", false).typed_by("type"),
     AssignRule::new("assignment_expression", "left", "right", false),
     AssignRule::parameter("required_parameter", Some("pattern"), "type"),
     AssignRule::parameter("optional_parameter", Some("pattern"), "type"),

@@ -418,7 +418,8 @@ impl BatchRows {
                     u.language,
                     syntax.definitions.clone(),
                     syntax.references.clone(),
-                );
+                )
+                .with_values(syntax.values.clone());
                 facts.0.push(u.path.clone());
                 facts.1.push(serde_json::to_string(&f).map_err(other)?);
             }
