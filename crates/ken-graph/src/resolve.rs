@@ -5,6 +5,7 @@
 //! confidences). A reference that none settles is counted as ambiguous
 //! (several candidates) or unresolved (with a [`Reason`]) — never guessed.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use ken_core::{ChunkKind, Language, RefKind, Reference};
@@ -465,6 +466,8 @@ struct Resolver<'a> {
     /// they are bound under: the file that says the class, and the class
     /// as written there.
     values: HashMap<String, (FileId, String)>,
+    /// [`Resolver::value_named`] through a module, found once per qualifier.
+    module_values: RefCell<HashMap<String, Option<(FileId, String)>>>,
 }
 
 impl<'a> Resolver<'a> {
@@ -504,6 +507,7 @@ impl<'a> Resolver<'a> {
             imports: HashMap::new(),
             stars: Vec::new(),
             values: HashMap::new(),
+            module_values: RefCell::new(HashMap::new()),
         };
         r.bind_imports();
         r
@@ -644,9 +648,13 @@ impl<'a> Resolver<'a> {
         }
         // (a'') an imported module-level variable of a class its module
         // says (`from flask import request`, then `request.get_json()`)
-        if let Some((file, class)) = q.and_then(|q| self.values.get(q))
-            && !self.is_parameter(r.from.as_deref(), q.unwrap_or(""))
-            && let Some(ids) = self.member_of_class_in(*file, class, name, r.kind)
+        if let Some(q) = q
+            && let Some((file, class)) = self.value_named(q)
+            && !self.is_parameter(
+                r.from.as_deref(),
+                qualifier_segments(q).first().copied().unwrap_or(q),
+            )
+            && let Some(ids) = self.member_of_class_in(file, &class, name, r.kind)
         {
             return found(Rule::Receiver, ids, self);
         }
@@ -754,6 +762,34 @@ impl<'a> Resolver<'a> {
     }
 
     /// Is `qualname` written inside a function or method of this file?
+    /// The imported module-level variable `q` names, bound by name
+    /// (`request`) or reached through an imported module (`flask.session`
+    /// after `import flask`): its file and its class as written there.
+    fn value_named(&self, q: &str) -> Option<(FileId, String)> {
+        if let Some(v) = self.values.get(q) {
+            return Some(v.clone());
+        }
+        let (head, last) = q.rsplit_once('.')?;
+        let Some(Target::Module(_, spec)) = self.bindings.get(head) else {
+            return None;
+        };
+        if let Some(known) = self.module_values.borrow().get(q) {
+            return known.clone();
+        }
+        let found = imported_value(
+            self.index,
+            &self.facts.path,
+            self.facts.language,
+            last,
+            spec,
+            0,
+        );
+        self.module_values
+            .borrow_mut()
+            .insert(q.to_string(), found.clone());
+        found
+    }
+
     /// Whether `name` is a parameter of the definition `from` or of one
     /// around it (`def client(app)` shadows an imported `app`), as their
     /// signatures say.

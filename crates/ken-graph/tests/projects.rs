@@ -746,6 +746,12 @@ def test_other(close):
 
 def test_shadowed(request):
     return request.close()
+//- tests/test_session.py
+import flask
+
+
+def test_permanent():
+    return flask.request.get_json()
 //- tests/test_local.py
 def test_inner():
     from blueprintapp import app
@@ -777,6 +783,12 @@ fn an_imported_module_variable_takes_the_class_its_module_says() {
             "tests/test_json.py:test_json",
             "flask/wrappers.py:Request.close",
         ),
+        // through the imported package
+        (
+            "call",
+            "tests/test_session.py:test_permanent",
+            "flask/wrappers.py:Request.get_json",
+        ),
         // imported from the module itself
         (
             "call",
@@ -791,6 +803,13 @@ fn an_imported_module_variable_takes_the_class_its_module_says() {
             w.edges().join("\n")
         );
     }
+    // by its class, not by a guess on the method's unique name
+    let typed = "call tests/test_session.py:test_permanent -> flask/wrappers.py:Request.get_json (receiver)";
+    assert!(
+        w.edges().iter().any(|e| e == typed),
+        "{}",
+        w.edges().join("\n")
+    );
     // a parameter that is not the imported variable is not typed by it
     // (only the repository's one `get_json` guesses it, and says so), nor
     // is one of the same name, nor a name imported inside another function
