@@ -159,26 +159,26 @@ impl Scopes<'_> {
 /// The module-level variables whose assignments all made one class
 /// (after [`annotate`], so copies count), in the order first assigned.
 pub(crate) fn module_values(assigned: &[Assigned]) -> Vec<TypedValue> {
-    let mut out: Vec<TypedValue> = Vec::new();
-    for a in assigned
-        .iter()
-        .filter(|a| a.from.is_none() && is_name(&a.target))
-    {
-        if out.iter().any(|v| v.name == a.target) {
-            continue;
+    // each name's module-level assignments, names in the order first assigned
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_name: HashMap<&str, Vec<&Assigned>> = HashMap::new();
+    for a in assigned.iter().filter(|a| a.from.is_none()) {
+        let list = by_name.entry(a.target.as_str()).or_default();
+        if list.is_empty() {
+            order.push(&a.target);
         }
-        let all: Vec<&Assigned> = assigned
-            .iter()
-            .filter(|b| b.from.is_none() && b.target == a.target)
-            .collect();
-        if let Some(class) = agreed(&all) {
-            out.push(TypedValue {
-                name: a.target.clone(),
-                class,
-            });
-        }
+        list.push(a);
     }
-    out
+    order
+        .into_iter()
+        .filter(|name| is_name(name))
+        .filter_map(|name| {
+            Some(TypedValue {
+                name: name.to_string(),
+                class: agreed(&by_name[name])?,
+            })
+        })
+        .collect()
 }
 
 /// The class every assignment made, when they all made the same one.
