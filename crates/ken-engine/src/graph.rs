@@ -3,7 +3,7 @@
 //! names they define), PageRank as a static prior, and the structure
 //! queries (`callers`, `callees`, `impact`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use ken_graph::{CodeGraph, DefKey, FileGraph, NodeId, RankOptions, Reached, SymbolIndex};
@@ -247,15 +247,25 @@ fn structure_in(
         Walk::Callers => starts.iter().flat_map(|&s| graph.callers(s, 1)).collect(),
         Walk::Callees => starts.iter().flat_map(|&s| graph.callees(s)).collect(),
         Walk::Impact { max_depth } => graph.impact_of(&starts, ken_graph::Kinds::ALL, max_depth),
-        Walk::References => starts
-            .iter()
-            .flat_map(|&s| graph.in_edges(s))
-            .map(|&e| Reached {
-                node: graph.edge(e).from,
-                depth: 1,
-                via: vec![e],
-            })
-            .collect(),
+        Walk::References => {
+            // one result per place: a reference tied to every definition
+            // of one symbol (a property's getter and setter, overloads)
+            // is listed once
+            let mut places = HashSet::new();
+            starts
+                .iter()
+                .flat_map(|&s| graph.in_edges(s))
+                .filter(|&&e| {
+                    let edge = graph.edge(e);
+                    places.insert((edge.from, edge.line, edge.kind))
+                })
+                .map(|&e| Reached {
+                    node: graph.edge(e).from,
+                    depth: 1,
+                    via: vec![e],
+                })
+                .collect()
+        }
     };
     let def_lines = |key: &DefKey| -> (u32, u32) {
         if let Some(l) = lines.get(key) {

@@ -222,7 +222,7 @@ fn overloads_and_a_property_pair_are_one_symbol_and_recursion_is_a_call() {
     let r = Repo::new();
     r.write(
         "app/config.py",
-        "from typing import overload\n\n\nclass Config:\n    @property\n    def debug(self):\n        return self._debug\n\n    @debug.setter\n    def debug(self, value):\n        self._debug = value\n\n    @overload\n    def get(self, key: str) -> str: ...\n    @overload\n    def get(self, key: int) -> int: ...\n    def get(self, key):\n        return self.data[key]\n\n    def name(self):\n        return self.get('name')\n\n\ndef walk(node):\n    for child in node.children:\n        walk(child)\n\n\ndef main(config):\n    walk(config)\n",
+        "from typing import overload\n\n\nclass Config:\n    @property\n    def debug(self):\n        return self._debug\n\n    @debug.setter\n    def debug(self, value):\n        self._debug = value\n\n    @overload\n    def get(self, key: str) -> str: ...\n    @overload\n    def get(self, key: int) -> int: ...\n    def get(self, key):\n        return self.data[key]\n\n    def name(self):\n        return self.get('name')\n\n\ndef walk(node):\n    for child in node.children:\n        walk(child)\n\n\ndef main(config):\n    walk(config)\n\n\ndef show(config: Config):\n    return config.debug\n",
     );
     r.commit("config");
     let ken = Ken::new();
@@ -237,6 +237,15 @@ fn overloads_and_a_property_pair_are_one_symbol_and_recursion_is_a_call() {
         (Some(5), Some(11)),
         "{v}"
     );
+    // each place it is referred to, once (not once per getter and setter)
+    let v = ken.json(&["references", "--json", "Config.debug"]);
+    let places: Vec<u64> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["via"][0]["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(places, [34], "{v}");
     // two `@overload` stubs and the implementation: one candidate, its callers found
     let v = ken.json(&["callers", "--json", "Config.get"]);
     assert_eq!(v["candidates"].as_array().unwrap().len(), 1, "{v}");
