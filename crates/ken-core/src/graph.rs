@@ -120,10 +120,13 @@ pub enum Rule {
     SameFile,
     /// The only definition of that name in the repository.
     UniqueGlobal,
+    /// Read from a SCIP index: what a compiler-grade indexer says the
+    /// reference is.
+    Scip,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 8] = [
+    pub const ALL: [Rule; 9] = [
         Rule::Scope,
         Rule::Import,
         Rule::Package,
@@ -132,12 +135,13 @@ impl Rule {
         Rule::Receiver,
         Rule::SameFile,
         Rule::UniqueGlobal,
+        Rule::Scip,
     ];
 
     /// How sure an edge made by this rule is, in (0, 1].
     pub fn confidence(self) -> f32 {
         match self {
-            Rule::Scope | Rule::Import => 1.0,
+            Rule::Scope | Rule::Import | Rule::Scip => 1.0,
             Rule::Package | Rule::Base | Rule::Receiver => 0.9,
             Rule::Qualified => 0.8,
             Rule::SameFile => 0.7,
@@ -155,6 +159,7 @@ impl Rule {
             Rule::Receiver => "receiver",
             Rule::SameFile => "same_file",
             Rule::UniqueGlobal => "unique_global",
+            Rule::Scip => "scip",
         }
     }
 

@@ -6,8 +6,11 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
-use ken_graph::{CodeGraph, DefKey, FileGraph, NodeId, RankOptions, Reached, SymbolIndex};
-use ken_store::GraphStore;
+use ken_graph::{
+    CodeGraph, DefKey, FileGraph, NodeId, RankOptions, Reached, Rule, ScipIndex, ScipStats,
+    SymbolIndex,
+};
+use ken_store::{ChunkStore, GraphStore};
 use serde::Serialize;
 
 use crate::{EngineError, Result};
@@ -36,24 +39,31 @@ const INDEX_FORMAT: u32 = 3;
 struct SavedIndex {
     format: u32,
     index: SymbolIndex,
+    /// The SCIP index read into the graph, if any.
+    #[serde(default)]
+    scip: Option<ScipIndex>,
 }
 
 #[derive(Serialize)]
 struct SavingIndex<'a> {
     format: u32,
     index: &'a SymbolIndex,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scip: Option<&'a ScipIndex>,
 }
 
-/// The symbol index of a saved JSON, when it is of the current format.
-fn read_index(json: &str) -> Option<SymbolIndex> {
+/// The symbol index (and SCIP index read) of a saved JSON, when it is of
+/// the current format.
+fn read_index(json: &str) -> Option<(SymbolIndex, Option<ScipIndex>)> {
     let saved: SavedIndex = serde_json::from_str(json).ok()?;
-    (saved.format == INDEX_FORMAT).then_some(saved.index)
+    (saved.format == INDEX_FORMAT).then_some((saved.index, saved.scip))
 }
 
-fn write_index(index: &SymbolIndex) -> Result<String> {
+fn write_index(index: &SymbolIndex, scip: Option<&ScipIndex>) -> Result<String> {
     serde_json::to_string(&SavingIndex {
         format: INDEX_FORMAT,
         index,
+        scip,
     })
     .map_err(|e| EngineError::internal(format!("saving the symbol index: {e}")))
 }
@@ -61,6 +71,10 @@ fn write_index(index: &SymbolIndex) -> Result<String> {
 /// Bring the graph up to date after a run that changed `changed` and
 /// removed `removed` (paths). `seq_before` is the store's batch sequence
 /// before the run: the saved symbol index is used only if it matches it.
+///
+/// A SCIP index read before keeps answering for the files that did not
+/// change; a changed file is resolved by name until an index that
+/// describes it is read. A graph rebuilt from scratch forgets it.
 pub fn update_graph(
     store: &mut dyn GraphStore,
     changed: &[String],
@@ -75,14 +89,14 @@ pub fn update_graph(
     let saved = store
         .graph_index()?
         .filter(|(seq, _)| *seq == seq_before)
-        .and_then(|(seq, json)| Some((seq, read_index(&json)?)));
-    let index = match saved {
-        Some((_, index)) if seq_before == seq_after => {
+        .and_then(|(_, json)| read_index(&json));
+    let (index, scip) = match saved {
+        Some((index, scip)) if seq_before == seq_after => {
             // nothing changed since the graph was saved
             report.nodes = index.def_count();
-            index
+            (index, scip)
         }
-        Some((_, mut index)) => {
+        Some((mut index, mut scip)) => {
             let facts = store.graph_facts(Some(changed))?;
             // files that now have no facts (deleted, emptied, skipped) leave the index too
             let with_facts: BTreeSet<&str> = facts.iter().map(|f| f.path.as_str()).collect();
@@ -92,17 +106,20 @@ pub fn update_graph(
                 .map(String::as_str)
                 .filter(|p| !with_facts.contains(p))
                 .collect();
+            if let Some(scip) = &mut scip {
+                scip.forget(changed.iter().chain(removed).map(String::as_str));
+            }
             let upd = index.update(&facts, &gone);
             let redo = store.graph_facts(Some(&upd.reresolve))?;
             let mut edges = Vec::new();
             for f in &redo {
-                edges.extend(ken_graph::resolve_file(f, &index));
+                edges.extend(ken_graph::resolve_file_scip(f, &index, scip.as_ref()).edges);
             }
             let mut touched: Vec<String> = upd.reresolve.clone();
             touched.extend(gone.iter().map(|p| p.to_string()));
             store.replace_edges(Some(&touched), &edges)?;
             report.files_resolved = redo.len();
-            index
+            (index, scip)
         }
         None => {
             let facts = store.graph_facts(None)?;
@@ -111,34 +128,138 @@ pub fn update_graph(
             store.replace_edges(None, &res.edges)?;
             report.full = true;
             report.files_resolved = facts.len();
-            index
+            (index, None)
         }
     };
     if seq_before != seq_after || report.full {
-        let edges = store.edges()?;
-        let graph = CodeGraph::from_index(&index, &edges);
-        let ranks = graph.pagerank(&RankOptions::default());
-        let n = graph.node_count().max(1) as f64;
-        let defs: Vec<(DefKey, f32)> = (0..graph.node_count())
-            .map(|i| (graph.key(i as NodeId).clone(), (ranks.scores[i] * n) as f32))
-            .collect();
-        let files_list: Vec<&str> = index.files().iter().map(|f| f.path.as_str()).collect();
-        let fg = FileGraph::build(files_list.iter().copied(), &edges);
-        let franks = fg.pagerank(&RankOptions::default());
-        let fnum = fg.files.len().max(1) as f64;
-        let files: Vec<(String, f32)> = fg
-            .files
-            .iter()
-            .zip(&franks.scores)
-            .map(|(p, r)| (p.clone(), (r * fnum) as f32))
-            .collect();
-        store.set_ranks(&defs, &files)?;
-        report.edges = edges.len();
-        report.nodes = graph.node_count();
-        store.save_graph_index(seq_after, &write_index(&index)?)?;
+        save_graph(store, &index, scip.as_ref(), seq_after, &mut report)?;
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// PageRank of definitions and files from the stored edges, and the
+/// symbol index saved as of batch `seq`.
+fn save_graph(
+    store: &mut (impl GraphStore + ?Sized),
+    index: &SymbolIndex,
+    scip: Option<&ScipIndex>,
+    seq: u64,
+    report: &mut GraphReport,
+) -> Result<()> {
+    let edges = store.edges()?;
+    let graph = CodeGraph::from_index(index, &edges);
+    let ranks = graph.pagerank(&RankOptions::default());
+    let n = graph.node_count().max(1) as f64;
+    let defs: Vec<(DefKey, f32)> = (0..graph.node_count())
+        .map(|i| (graph.key(i as NodeId).clone(), (ranks.scores[i] * n) as f32))
+        .collect();
+    let files_list: Vec<&str> = index.files().iter().map(|f| f.path.as_str()).collect();
+    let fg = FileGraph::build(files_list.iter().copied(), &edges);
+    let franks = fg.pagerank(&RankOptions::default());
+    let fnum = fg.files.len().max(1) as f64;
+    let files: Vec<(String, f32)> = fg
+        .files
+        .iter()
+        .zip(&franks.scores)
+        .map(|(p, r)| (p.clone(), (r * fnum) as f32))
+        .collect();
+    store.set_ranks(&defs, &files)?;
+    report.edges = edges.len();
+    report.nodes = graph.node_count();
+    store.save_graph_index(seq, &write_index(index, scip)?)?;
+    Ok(())
+}
+
+/// What reading a SCIP index into the graph did.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ScipReport {
+    /// The file read.
+    pub path: String,
+    /// The same index was read before: nothing was done.
+    pub unchanged: bool,
+    #[serde(flatten)]
+    pub stats: ScipStats,
+    /// Edges of the graph after reading it, and how many of them it made.
+    pub edges: usize,
+    pub edges_from_scip: usize,
+    pub seconds: f64,
+}
+
+/// The digest of the SCIP index the graph holds (None: none read).
+pub fn scip_digest(store: &(impl GraphStore + ?Sized)) -> Result<Option<String>> {
+    Ok(store
+        .graph_index()?
+        .and_then(|(_, json)| read_index(&json))
+        .and_then(|(_, scip)| scip)
+        .map(|s| s.digest))
+}
+
+/// Read a SCIP index (the bytes of a `.scip` file) into the graph saved
+/// as of batch `seq`: the files it describes, as indexed, take their
+/// edges from it (by name where it says nothing); the files of an index
+/// read before that this one does not describe go back to resolution by
+/// name.
+pub fn read_scip(
+    store: &mut (impl GraphStore + ChunkStore + ?Sized),
+    bytes: &[u8],
+    seq: u64,
+) -> Result<ScipReport> {
+    let started = Instant::now();
+    let Some((index, old)) = store
+        .graph_index()?
+        .filter(|(s, _)| *s == seq)
+        .and_then(|(_, json)| read_index(&json))
+    else {
+        return Err(EngineError::internal(
+            "the code graph is not saved as of this index run",
+        ));
+    };
+    let paths: Vec<String> = index.files().iter().map(|f| f.path.clone()).collect();
+    let facts: HashMap<String, ken_core::FileFacts> = store
+        .graph_facts(Some(&paths))?
+        .into_iter()
+        .map(|f| (f.path.clone(), f))
+        .collect();
+    let mut failed = None;
+    let (scip, stats) = ken_graph::scip::read(bytes, &index, |p| {
+        let text = store.file_text(p).unwrap_or_else(|e| {
+            failed.get_or_insert(e);
+            None
+        })?;
+        Some(ken_graph::scip::ScipSource {
+            facts: facts.get(p),
+            text,
+        })
+    })
+    .map_err(EngineError::bad_input)?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let mut redo: BTreeSet<&str> = scip.files.keys().map(String::as_str).collect();
+    if let Some(old) = &old {
+        redo.extend(old.files.keys().map(String::as_str));
+    }
+    let mut edges = Vec::new();
+    let mut touched = Vec::new();
+    for p in redo {
+        touched.push(p.to_string());
+        if let Some(f) = facts.get(p) {
+            edges.extend(ken_graph::resolve_file_scip(f, &index, Some(&scip)).edges);
+        }
+    }
+    store.replace_edges(Some(&touched), &edges)?;
+    let mut graph = GraphReport::default();
+    save_graph(store, &index, Some(&scip), seq, &mut graph)?;
+    Ok(ScipReport {
+        path: String::new(),
+        unchanged: false,
+        edges_from_scip: edges.iter().filter(|e| e.rule == Rule::Scip).count(),
+        edges: graph.edges,
+        stats,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// A definition as the structure commands show it.
@@ -355,8 +476,15 @@ mod tests {
     #[test]
     fn a_saved_index_is_read_back_only_in_its_own_format() {
         let index = SymbolIndex::build(&[]);
-        let json = write_index(&index).unwrap();
-        assert!(read_index(&json).is_some());
+        let json = write_index(&index, None).unwrap();
+        assert!(read_index(&json).is_some_and(|(_, scip)| scip.is_none()));
+        // with the SCIP index read into it
+        let scip = ScipIndex {
+            digest: "d1".into(),
+            ..Default::default()
+        };
+        let with = write_index(&index, Some(&scip)).unwrap();
+        assert_eq!(read_index(&with).unwrap().1, Some(scip));
         // written before formats were counted: the bare index
         let bare = serde_json::to_string(&index).unwrap();
         assert!(read_index(&bare).is_none());

@@ -44,6 +44,9 @@ pub struct IndexRequest {
     pub no_embed: bool,
     /// This run's limits, each in place of the engine's setting when given.
     pub limits: IndexLimits,
+    /// A SCIP index of the snapshot to read into the code graph (without
+    /// one, a working tree's own `index.scip` is read when it changed).
+    pub scip: Option<PathBuf>,
 }
 
 /// Limits of one index run that override the engine's settings.
@@ -103,6 +106,9 @@ pub struct IndexReport {
     pub embed: Option<EmbedReport>,
     /// What the graph update did.
     pub graph: Option<GraphReport>,
+    /// What reading a SCIP index into the graph did (none: no index read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scip: Option<graph::ScipReport>,
     /// What the history and blame update did.
     pub people: Option<PeopleReport>,
     /// What the collection index (searches over every repository) took
@@ -327,6 +333,60 @@ fn default_name(abs: &Path, has_workdir: bool) -> String {
     ken_core::repo_name::from_path_part(name)
 }
 
+/// What scip-python, scip-typescript and most SCIP indexers write by default.
+pub const SCIP_FILE: &str = "index.scip";
+
+/// Read the run's SCIP index into the graph saved as of batch `seq`: the
+/// one asked for (an error when it cannot be read), else a working
+/// tree's `index.scip` (a warning when it cannot). An index read before
+/// is not read again.
+fn scip_step(
+    req: &IndexRequest,
+    target: &Target,
+    store: &mut (dyn Store + Send + Sync),
+    seq: u64,
+    warnings: &mut Vec<String>,
+) -> Result<Option<graph::ScipReport>> {
+    let (path, asked) = match (&req.scip, &target.reader) {
+        (Some(p), _) => (p.clone(), true),
+        (None, Reader::Worktree(root)) if root.join(SCIP_FILE).is_file() => {
+            (root.join(SCIP_FILE), false)
+        }
+        _ => return Ok(None),
+    };
+    let mut read = || -> Result<graph::ScipReport> {
+        let bytes = std::fs::read(&path).map_err(|e| {
+            EngineError::bad_input(format!(
+                "cannot read the SCIP index {}: {e}",
+                path.display()
+            ))
+        })?;
+        let shown = path.display().to_string();
+        if graph::scip_digest(store)?.as_deref() == Some(ken_core::content_hash(&bytes).as_str()) {
+            return Ok(graph::ScipReport {
+                path: shown,
+                unchanged: true,
+                ..Default::default()
+            });
+        }
+        let mut r = graph::read_scip(store, &bytes, seq).map_err(|e| {
+            EngineError::bad_input(format!(
+                "the SCIP index {shown} was not read (the rest of the index is written): {e}"
+            ))
+        })?;
+        r.path = shown;
+        Ok(r)
+    };
+    match read() {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if !asked => {
+            warnings.push(format!("{e}"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Index (or update the index of) a repository.
 pub fn index(
     settings: &Settings,
@@ -366,6 +426,7 @@ pub fn index(
             seq_before,
             seq_before,
         )?);
+        report.scip = scip_step(req, &target, store, seq_before, &mut report.warnings)?;
         report.people = people_step(&target, store, &opts)?;
         fleet_step(
             &*stores,
@@ -402,6 +463,7 @@ pub fn index(
     report.graph = Some(graph::update_graph(
         store, &changed, &deletes, seq_before, seq_after,
     )?);
+    report.scip = scip_step(req, &target, store, seq_after, &mut report.warnings)?;
     store.finish()?;
     fill_counts(store, &mut report)?;
     // Lexical search, symbols and the graph answer from here on; history,

@@ -500,6 +500,7 @@ impl Engine {
                 branch,
                 no_embed: false,
                 limits: Default::default(),
+                scip: None,
             },
             progress,
         )

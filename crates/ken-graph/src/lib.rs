@@ -95,6 +95,7 @@ mod modpath;
 mod outcome;
 mod rank;
 mod resolve;
+pub mod scip;
 mod walk;
 
 pub use graph::{CodeGraph, EdgeId, FileEdge, FileGraph, GraphEdge, Kinds, NodeId};
@@ -105,6 +106,8 @@ pub use ken_core::graph::{DefKey, Edge, FileFacts, MODULE, Rule};
 pub use outcome::{KINDS, KindStats, MAX_CANDIDATES, Outcome, Reason, Stats};
 pub use rank::{RankOptions, Ranks};
 pub use resolve::{
-    FileResolution, Resolution, resolve_all, resolve_file, resolve_file_with_outcomes,
+    FileResolution, Resolution, resolve_all, resolve_file, resolve_file_scip,
+    resolve_file_with_outcomes,
 };
+pub use scip::{ScipIndex, ScipStats};
 pub use walk::Reached;

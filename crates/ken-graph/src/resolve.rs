@@ -6,13 +6,14 @@
 //! (several candidates) or unresolved (with a [`Reason`]) — never guessed.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ken_core::{ChunkKind, Language, RefKind, Reference};
 
 use crate::index::{DefId, FileId, SymbolIndex, segments};
 use crate::modpath::{Family, family};
 use crate::outcome::{Outcome, Reason, Stats};
+use crate::scip::{self, ScipIndex};
 use ken_core::graph::{DefKey, Edge, FileFacts, Rule};
 
 /// How far re-exports and base classes are followed.
@@ -184,10 +185,68 @@ pub fn resolve_file(facts: &FileFacts, index: &SymbolIndex) -> Vec<Edge> {
 
 /// [`resolve_file`], also saying what became of each reference.
 pub fn resolve_file_with_outcomes(facts: &FileFacts, index: &SymbolIndex) -> FileResolution {
+    resolve_file_scip(facts, index, None)
+}
+
+/// [`resolve_file_with_outcomes`], asking a SCIP index first: a
+/// reference at a site the index describes (same line, same name) goes
+/// where the index says ([`Rule::Scip`]; nowhere when it means a local or
+/// something outside the repository), every other reference is resolved
+/// by name; sites the index ties to a definition that no reference of the
+/// file mentions are edges too (a read, or an import).
+pub fn resolve_file_scip(
+    facts: &FileFacts,
+    index: &SymbolIndex,
+    scip: Option<&ScipIndex>,
+) -> FileResolution {
     let mut r = Resolver::new(facts, index);
     let mut out = FileResolution::default();
+    let sites = scip.and_then(|s| Some((s, s.files.get(&facts.path)?)));
+    let mut by_site: HashMap<(u32, &str), Vec<u32>> = HashMap::new();
+    if let Some((_, file)) = sites {
+        for s in &file.sites {
+            by_site
+                .entry((s.line, s.name.as_str()))
+                .or_default()
+                .push(s.target);
+        }
+    }
+    let known = |key: &DefKey| {
+        if key.is_module() {
+            index.file_id(&key.path).is_some()
+        } else {
+            index.find(key).is_some()
+        }
+    };
+    let mut mentioned: HashSet<(u32, &str)> = HashSet::new();
     for reference in &facts.references {
-        let (outcome, targets) = r.resolve(reference);
+        if sites.is_some() {
+            mentioned.insert((reference.line, reference.name.as_str()));
+        }
+        let told = sites.and_then(|(scip, _)| {
+            let ids = by_site.get(&(reference.line, reference.name.as_str()))?;
+            // a module is depended on where it is imported, not where
+            // its name qualifies a member
+            let mut keys: Vec<DefKey> = ids
+                .iter()
+                .flat_map(|&id| scip.target(id))
+                .filter(|k| known(k) && (reference.kind == RefKind::Import || !k.is_module()))
+                .cloned()
+                .collect();
+            keys.sort();
+            keys.dedup();
+            Some(if !keys.is_empty() {
+                (Outcome::Resolved(Rule::Scip), keys)
+            } else if ids.contains(&scip::LOCAL) {
+                (Outcome::Unresolved(Reason::NoDefinition), keys)
+            } else {
+                (Outcome::Unresolved(Reason::External), keys)
+            })
+        });
+        let (outcome, targets) = match told {
+            Some(t) => t,
+            None => r.resolve(reference),
+        };
         out.stats.add(reference.kind, outcome);
         out.outcomes.push(outcome);
         if let Outcome::Resolved(rule) = outcome {
@@ -201,6 +260,35 @@ pub fn resolve_file_with_outcomes(facts: &FileFacts, index: &SymbolIndex) -> Fil
                     line: reference.line,
                     rule,
                     confidence: rule.confidence(),
+                });
+            }
+        }
+    }
+    if let Some((scip, file)) = sites {
+        // what the index saw that the file's references do not say
+        for s in file.sites.iter().filter(|s| s.target > scip::OUTSIDE) {
+            if mentioned.contains(&(s.line, s.name.as_str())) {
+                continue;
+            }
+            let from = r.enclosing_key(s.line);
+            let kind = if s.import {
+                RefKind::Import
+            } else {
+                RefKind::Read
+            };
+            for to in scip
+                .target(s.target)
+                .iter()
+                .filter(|k| known(k) && (s.import || !k.is_module()))
+            {
+                out.edges.push(Edge {
+                    from: from.clone(),
+                    to: to.clone(),
+                    kind,
+                    path: facts.path.clone(),
+                    line: s.line,
+                    rule: Rule::Scip,
+                    confidence: Rule::Scip.confidence(),
                 });
             }
         }
@@ -574,6 +662,26 @@ impl<'a> Resolver<'a> {
             Some((_, i)) => self.from_keys[i].clone(),
             None => DefKey::module(self.facts.path.clone()),
         }
+    }
+
+    /// The key of the innermost definition around `line` (the module's
+    /// outside every definition).
+    fn enclosing_key(&self, line: u32) -> DefKey {
+        self.facts
+            .definitions
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.start_line <= line && line <= d.end_line)
+            .min_by_key(|(_, d)| {
+                (
+                    d.end_line.saturating_sub(d.start_line),
+                    std::cmp::Reverse(d.start_line),
+                )
+            })
+            .map_or_else(
+                || DefKey::module(self.facts.path.clone()),
+                |(i, _)| self.from_keys[i].clone(),
+            )
     }
 
     fn keys(&self, ids: &[DefId]) -> Vec<DefKey> {

@@ -415,6 +415,13 @@ pub struct IndexArgs {
     /// `ken index` goes on from there.
     #[arg(long, value_name = "SECS", conflicts_with = "no_embed")]
     pub embed_budget: Option<u64>,
+    /// Read this SCIP index (from scip-python, scip-typescript,
+    /// rust-analyzer, scip-java...) into the code graph: callers, callees,
+    /// impact and references follow it where it describes the indexed
+    /// files, and resolve by name elsewhere. Without it, a working tree's
+    /// own `index.scip` is read when it changed.
+    #[arg(long, value_name = "FILE")]
+    pub scip: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -578,8 +578,9 @@ pub struct ViaStep {
     pub path: String,
     pub line: u32,
     /// Resolved by name, by this rule: `scope`, `import`, `package`,
-    /// `base`, `qualified`, `same_file` or `unique_global` (the last two
-    /// are guesses).
+    /// `base`, `qualified`, `receiver`, `same_file` or `unique_global` (the
+    /// last two are guesses); or `scip`: resolved by a SCIP index read into
+    /// the graph.
     #[serde(default)]
     pub rule: String,
     /// The rule's confidence, in (0, 1].
@@ -1090,6 +1091,12 @@ pub struct IndexRun {
     /// graph); history, blame and embedding came after (absent: up to date).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub searchable_ms: Option<u64>,
+    /// What reading a SCIP index into the code graph did: path, tool,
+    /// documents, files (read), stale, not_indexed, symbols,
+    /// symbols_matched, sites, edges, edges_from_scip (absent: none read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub scip: Option<serde_json::Value>,
     pub elapsed_ms: u64,
 }
 
@@ -1118,6 +1125,7 @@ impl From<&IndexReport> for IndexRun {
             ranking: v(serde_json::to_value(&r.ranking).ok()),
             fleet: v(serde_json::to_value(&r.fleet).ok()),
             searchable_ms: r.searchable_ms,
+            scip: v(serde_json::to_value(&r.scip).ok()),
             elapsed_ms: r.elapsed_ms,
         }
     }

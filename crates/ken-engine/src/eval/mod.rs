@@ -377,6 +377,7 @@ impl EvalRun<'_> {
                 branch: None,
                 no_embed: self.embedder.is_none(),
                 limits: Default::default(),
+                scip: None,
             },
             &NoProgress,
             self.embedder,

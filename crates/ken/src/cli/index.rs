@@ -19,6 +19,7 @@ pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i
             threads: a.threads,
             embed_budget: a.embed_budget.map(std::time::Duration::from_secs),
         },
+        scip: a.scip,
     };
     let bar = Bar::new(!quiet && !out.json).watch_interrupts();
     let report = engine.index(&req, &bar)?;
@@ -28,6 +29,47 @@ pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i
         print_summary(&report, out);
     }
     Ok(0)
+}
+
+/// What reading a SCIP index did, on one line (and the documents it left out).
+fn print_scip(r: &IndexReport, out: &Output) {
+    let Some(s) = &r.scip else {
+        return;
+    };
+    if s.unchanged {
+        outln!("  SCIP index {}: read before, unchanged", s.path);
+        return;
+    }
+    let tool = if s.stats.tool.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", s.stats.tool)
+    };
+    outln!(
+        "  SCIP index {}{tool}: {} of {} documents read · {} of {} symbols they define tied to definitions here · {} of {} graph edges from it · {:.1}s",
+        s.path,
+        s.stats.files,
+        s.stats.documents,
+        s.stats.symbols_matched,
+        s.stats.symbols,
+        s.edges_from_scip,
+        s.edges,
+        s.seconds
+    );
+    if s.stats.stale > 0 {
+        outln!(
+            "  {} {} of its documents describe another version of their file and were left out (e.g. {}): build the SCIP index from the indexed snapshot",
+            out.yellow("note:"),
+            s.stats.stale,
+            s.stats.stale_examples.join(", ")
+        );
+    }
+    if s.stats.not_indexed > 0 {
+        outln!(
+            "  {} of its documents are of files this index does not hold (paths are read relative to the repository root)",
+            s.stats.not_indexed
+        );
+    }
 }
 
 fn print_summary(r: &IndexReport, out: &Output) {
@@ -45,6 +87,7 @@ fn print_summary(r: &IndexReport, out: &Output) {
             out.bold(&r.name),
             r.files
         );
+        print_scip(r, out);
         return;
     }
     let secs = r.elapsed_ms as f64 / 1000.0;
@@ -112,6 +155,7 @@ fn print_summary(r: &IndexReport, out: &Output) {
     if let Some(t) = &r.ranking {
         outln!("  {}", super::status::ranking_line(t));
     }
+    print_scip(r, out);
     for w in &r.warnings {
         outln!("  {} {w}", out.yellow("note:"));
     }

@@ -52,10 +52,10 @@ pub fn run(engine: &Engine, a: StructureArgs, walk: Walk, out: &Output) -> Resul
     }
     for x in &r.results {
         if let (Walk::References, Some(s)) = (walk, x.via.first()) {
-            let guess = if matches!(s.rule.as_str(), "same_file" | "unique_global") {
-                ", guessed by name"
-            } else {
-                ""
+            let guess = match s.rule.as_str() {
+                "same_file" | "unique_global" => ", guessed by name",
+                "scip" => ", from the SCIP index",
+                _ => "",
             };
             outln!(
                 "{}  in {}  {}",

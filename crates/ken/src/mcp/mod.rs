@@ -308,7 +308,7 @@ impl KenMcp {
     }
 
     #[tool(
-        description = "Every place a symbol is referred to: calls, reads (a method passed as a value, a property), imports, inheritance and type uses. One result per place: the definition it is written in (symbol, path, lines) and a via step with its line, its kind and the rule that tied it to the symbol (same_file and unique_global are guesses by name)."
+        description = "Every place a symbol is referred to: calls, reads (a method passed as a value, a property), imports, inheritance and type uses. One result per place: the definition it is written in (symbol, path, lines) and a via step with its line, its kind and the rule that tied it to the symbol (scip: a SCIP index said so; same_file and unique_global are guesses by name)."
     )]
     async fn find_references(
         &self,

@@ -304,6 +304,24 @@ pub fn test_python(module: &str) -> PathBuf {
     p
 }
 
+/// scip-python (`$KEN_TEST_SCIP_PYTHON`, else where
+/// `scripts/install-scip.sh` puts it). Fails (never skips) when absent.
+pub fn scip_python() -> PathBuf {
+    let p = std::env::var_os("KEN_TEST_SCIP_PYTHON")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/ken-scip/node_modules/.bin/scip-python")
+        });
+    assert!(
+        p.is_file(),
+        "no scip-python at {}: run scripts/install-scip.sh (or set KEN_TEST_SCIP_PYTHON)",
+        p.display()
+    );
+    p
+}
+
 /// Writes a tiny random cross-encoder (a BERT sequence classifier) to `out`
 /// with `scripts/tiny_cross_encoder.py`.
 pub fn tiny_cross_encoder(out: &Path) {
