@@ -38,13 +38,18 @@
 //! [`resolve_file`] then takes each reference of a file and tries, in order:
 //!
 //! 1. **scope** — the same file: a bare `f()` is the innermost `f` visible
-//!    from where it is written (a class body is a scope only for itself, or
-//!    for its methods in languages with an implicit `this`); `self.m()` /
+//!    from where it is written (a class body is a scope only for itself,
+//!    or for its methods in languages with an implicit `this`; of several
+//!    `f` in one scope, in Python and JavaScript, the one around the
+//!    reference, else the nearest before it); `self.m()` /
 //!    `this.m()` is a member of the enclosing class, else of its bases
 //!    (followed up to three levels, across files);
 //! 2. **imports** — names and module aliases bound by the file's imports
 //!    (under their alias: `from m import a as b`, `import { a as b }`),
-//!    following re-exports (`from .app import Flask` in `__init__.py`);
+//!    following re-exports (`from .app import Flask` in `__init__.py`,
+//!    `export { a as b } from './m'`, and a file's own `export { Hono as
+//!    HonoBase }`); a module is the target of an import only, never of a
+//!    call, read or type use;
 //!    a name reached through a module outside the repository (Python, Rust,
 //!    JS, where that can be told) is *external* and goes no further;
 //!    Go: a top-level name of another file of the same directory;

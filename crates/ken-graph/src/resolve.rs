@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use ken_core::{ChunkKind, Language, RefKind, Reference};
 
-use crate::index::{DefId, FileId, SymbolIndex, segments};
+use crate::index::{DefId, FileId, ImportEntry, SymbolIndex, segments};
 use crate::modpath::{Family, family};
 use crate::outcome::{Outcome, Reason, Stats};
 use crate::scip::{self, ScipIndex};
@@ -247,6 +247,19 @@ pub fn resolve_file_scip(
             Some(t) => t,
             None => r.resolve(reference),
         };
+        // a module is depended on where it is imported, not where its
+        // name is called, read or written in a type
+        let (outcome, targets) =
+            if reference.kind != RefKind::Import && targets.iter().any(DefKey::is_module) {
+                let targets: Vec<DefKey> = targets.into_iter().filter(|k| !k.is_module()).collect();
+                if targets.is_empty() {
+                    (Outcome::Unresolved(Reason::NoDefinition), targets)
+                } else {
+                    (outcome, targets)
+                }
+            } else {
+                (outcome, targets)
+            };
         out.stats.add(reference.kind, outcome);
         out.outcomes.push(outcome);
         if let Outcome::Resolved(rule) = outcome {
@@ -395,12 +408,15 @@ fn name_in_module(index: &SymbolIndex, files: &[FileId], name: &str, hops: u32) 
     if out.is_empty() && hops < MAX_HOPS {
         for &f in files {
             let entry = index.file(f);
-            for imp in entry.imports.iter().filter(|i| i.name == name) {
+            // a name the file exports: imported under it (`from .app
+            // import Flask`), or under another (`export { Hono as HonoBase }`)
+            let exported = |i: &&ImportEntry| i.alias.as_deref().unwrap_or(&i.name) == name;
+            for imp in entry.imports.iter().filter(exported) {
                 if let Target::Defs(ids) = import_target(
                     index,
                     &entry.path,
                     entry.language,
-                    name,
+                    &imp.name,
                     &imp.module,
                     hops + 1,
                 ) {
@@ -503,7 +519,12 @@ pub(crate) fn import_target(
     hops: u32,
 ) -> Target {
     let fam = family(lang);
-    let files = index.module_files(importer, lang, module);
+    // `export { a as b }`: an import from the file itself
+    let files = if module.is_empty() {
+        index.file_id(importer).into_iter().collect()
+    } else {
+        index.module_files(importer, lang, module)
+    };
     if files.is_empty() {
         // `use a::b` where `a::b` is itself a module.
         let joined = join_module(fam, module, name);
@@ -692,7 +713,11 @@ impl<'a> Resolver<'a> {
         self.index.family(self.index.def_file(id)) == self.fam
     }
 
-    fn local(&self, qualname: &str, kind: RefKind) -> Vec<DefId> {
+    /// The file's definitions of `qualname` that fit `kind`: one of
+    /// several (same name in sibling scopes, a redefinition, a C++
+    /// declaration and its definition), chosen for a reference written on
+    /// `line` when given.
+    fn local(&self, qualname: &str, kind: RefKind, line: Option<u32>) -> Vec<DefId> {
         let ids = self
             .local_qualname
             .get(qualname)
@@ -702,6 +727,39 @@ impl<'a> Resolver<'a> {
             .copied()
             .filter(|&id| fits(kind, self.index.def(id).kind))
             .collect();
+        // Python and JavaScript: the one around the reference, else the
+        // nearest before it (what straight-line code has bound by then;
+        // `const Content = ...` in each of a file's test callbacks), else
+        // the nearest after it.
+        if let (Some(line), true, true) = (
+            line,
+            fitting.len() > 1,
+            matches!(self.fam, Family::Python | Family::Js),
+        ) {
+            let def = |id: DefId| self.index.def(id);
+            let around = fitting
+                .iter()
+                .copied()
+                .filter(|&id| def(id).start_line <= line && line <= def(id).end_line)
+                .max_by_key(|&id| def(id).start_line);
+            let before = || {
+                fitting
+                    .iter()
+                    .copied()
+                    .filter(|&id| def(id).end_line < line)
+                    .max_by_key(|&id| def(id).start_line)
+            };
+            let after = || {
+                fitting
+                    .iter()
+                    .copied()
+                    .filter(|&id| def(id).start_line > line)
+                    .min_by_key(|&id| def(id).start_line)
+            };
+            if let Some(id) = around.or_else(before).or_else(after) {
+                return vec![id];
+            }
+        }
         // A C++ declaration and its definition: the one with a body.
         match fitting.len() {
             0 | 1 => fitting,
@@ -728,7 +786,7 @@ impl<'a> Resolver<'a> {
         // (a) the file's scopes, the enclosing class and its bases
         match q {
             None => {
-                if let Some(ids) = self.scope(from, name, r.kind) {
+                if let Some(ids) = self.scope(from, name, r.kind, r.line) {
                     return found(Rule::Scope, ids, self);
                 }
             }
@@ -843,7 +901,13 @@ impl<'a> Resolver<'a> {
     }
 
     /// A bare name in the enclosing scopes, innermost first.
-    fn scope(&self, from: Option<&str>, name: &str, kind: RefKind) -> Option<Vec<DefId>> {
+    fn scope(
+        &self,
+        from: Option<&str>,
+        name: &str,
+        kind: RefKind,
+        line: u32,
+    ) -> Option<Vec<DefId>> {
         let mut prefix = from;
         loop {
             let candidate = match prefix {
@@ -857,7 +921,7 @@ impl<'a> Resolver<'a> {
                 Some(p) => from == Some(p) || self.fam.implicit_self() || !self.is_container(p),
             };
             if visible {
-                let ids = self.local(&candidate, kind);
+                let ids = self.local(&candidate, kind, Some(line));
                 if !ids.is_empty() {
                     return Some(ids);
                 }
@@ -972,7 +1036,7 @@ impl<'a> Resolver<'a> {
     ) -> Option<(Rule, Vec<DefId>)> {
         let container = self.container_of(from)?;
         if own {
-            let ids = self.local(&format!("{container}.{name}"), kind);
+            let ids = self.local(&format!("{container}.{name}"), kind, None);
             if !ids.is_empty() {
                 return Some((Rule::Scope, ids));
             }

@@ -67,7 +67,9 @@ impl CodeGraph {
 
     /// What depends on `node`, transitively, through every kind of
     /// reference (calls, imports, inheritance, type uses), up to
-    /// `max_depth` edges away.
+    /// `max_depth` edges away. A module's top level is reached but not
+    /// gone through: the files importing the whole module depend on its
+    /// members through their own edges.
     pub fn impact(&self, node: NodeId, max_depth: u32) -> Vec<Reached> {
         self.impact_of(&[node], Kinds::ALL, max_depth)
     }
@@ -106,6 +108,12 @@ impl CodeGraph {
         while let Some(u) = queue.pop_front() {
             let d = depth[u as usize];
             if d >= max_depth {
+                continue;
+            }
+            // a module's top level depends on what it imports, but the
+            // files importing the whole module depend on its members
+            // through their own edges: it is reached, not gone through
+            if dir == Direction::Up && d > 0 && self.key(u).is_module() {
                 continue;
             }
             let mut step = |e: EdgeId, v: NodeId| {

@@ -636,6 +636,84 @@ fn an_import_is_bound_under_its_alias() {
     ));
 }
 
+const EXPORT_ALIASES: &str = r#"
+//- src/hono-base.ts
+class Hono {
+  request(path: string): string {
+    return path
+  }
+}
+
+export { Hono as HonoBase }
+
+//- src/utils/mime.ts
+const baseMimes = { txt: 'text/plain' }
+export function lookup(ext: string): string {
+  return ext
+}
+export { lookup as getMimeType } from './lookup'
+
+//- src/utils/lookup.ts
+export function lookup(ext: string): string {
+  return ext
+}
+
+//- src/hono.ts
+import { HonoBase } from './hono-base'
+import { getMimeType } from './utils/mime'
+
+export class Hono extends HonoBase {
+  serve(path: string): string {
+    getMimeType(path)
+    return this.request(path)
+  }
+}
+
+//- pkg/__init__.py
+from .helpers import render as render_page
+
+//- pkg/helpers.py
+def render(x):
+    return x
+
+//- pkg/view.py
+from pkg import render_page
+
+
+def show(x):
+    return render_page(x)
+"#;
+
+#[test]
+fn a_name_exported_under_another_is_found_under_it() {
+    let w = world(EXPORT_ALIASES);
+    for (kind, from, to) in [
+        // `export { Hono as HonoBase }` in the file that defines it
+        ("inherit", "src/hono.ts:Hono", "src/hono-base.ts:Hono"),
+        (
+            "call",
+            "src/hono.ts:Hono.serve",
+            "src/hono-base.ts:Hono.request",
+        ),
+        // `export { lookup as getMimeType } from './lookup'`
+        (
+            "call",
+            "src/hono.ts:Hono.serve",
+            "src/utils/lookup.ts:lookup",
+        ),
+        // a package's `from .helpers import render as render_page`
+        ("call", "pkg/view.py:show", "pkg/helpers.py:render"),
+    ] {
+        assert!(
+            w.has_edge(kind, from, to),
+            "{kind} {from} -> {to}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    // the re-export's original name is not what the file exports
+    assert!(!w.has_edge("call", "src/hono.ts:Hono.serve", "src/utils/mime.ts:lookup"));
+}
+
 const ALIASED_BASE: &str = r#"
 //- flask/sansio/blueprints.py
 class Blueprint:
@@ -856,4 +934,87 @@ fn super_reaches_a_base_never_the_caller_itself() {
     );
     assert!(w.has_edge("call", "cli.py:Child.run", "cli.py:Base.run"));
     assert!(!w.has_edge("call", "cli.py:Child.run", "cli.py:Child.run"));
+}
+
+const MODULE_HUB: &str = r#"
+//- pkg/__init__.py
+//- pkg/helpers.py
+def render(x):
+    return x
+
+
+DEFAULT = render(0)
+
+//- pkg/views.py
+from pkg import helpers
+
+
+def show():
+    helpers(1)
+    return helpers.render(1)
+
+//- app.py
+from pkg import views
+
+
+def main():
+    return views.show()
+"#;
+
+#[test]
+fn a_module_is_imported_not_called_and_impact_stops_at_it() {
+    let w = world(MODULE_HUB);
+    assert!(w.has_edge("import", "pkg/views.py:<module>", "pkg/helpers.py:<module>"));
+    // `helpers(1)` calls a module: nothing to tie it to
+    assert!(
+        !w.has_edge("call", "pkg/views.py:show", "pkg/helpers.py:<module>"),
+        "{}",
+        w.edges().join("\n")
+    );
+    assert!(w.has_edge("call", "pkg/views.py:show", "pkg/helpers.py:render"));
+    // helpers.py's top level calls `render`; the files importing the
+    // whole module depend on it through their own edges, not through it
+    let render = w.node("pkg/helpers.py:render");
+    assert_eq!(
+        w.reached(&w.graph.impact(render, 5)),
+        [
+            "1 pkg/helpers.py:<module>",
+            "1 pkg/views.py:show",
+            "2 app.py:main",
+        ]
+    );
+}
+
+const SIBLINGS: &str = r#"
+//- src/ui.test.ts
+describe('ui', () => {
+  it('a', () => {
+    const Content = () => 'a'
+    const Component = () => Content()
+  })
+  it('b', () => {
+    const Content = () => 'b'
+    const Component = () => Content()
+  })
+})
+"#;
+
+#[test]
+fn of_definitions_sharing_a_name_the_nearest_before_the_reference_is_meant() {
+    let w = world(SIBLINGS);
+    for (from, to) in [
+        ("src/ui.test.ts:Component", "src/ui.test.ts:Content"),
+        ("src/ui.test.ts:Component#1", "src/ui.test.ts:Content#1"),
+    ] {
+        assert!(
+            w.has_edge("call", from, to),
+            "{from} -> {to}\n{}",
+            w.edges().join("\n")
+        );
+    }
+    assert!(!w.has_edge(
+        "call",
+        "src/ui.test.ts:Component#1",
+        "src/ui.test.ts:Content"
+    ));
 }

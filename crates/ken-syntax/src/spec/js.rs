@@ -257,7 +257,7 @@ fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
                                 ));
                             }
                         }
-                        "named_imports" => specifiers(part, module, true, src, out),
+                        "named_imports" => specifiers(part, module, false, src, out),
                         _ => {}
                     }
                 }
@@ -276,32 +276,41 @@ fn import(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
     }
 }
 
-/// `{ a, b as c }` in an import or export: the original names; an
-/// import's bound under its alias (`c`), which an export's is not.
-fn specifiers(list: Node<'_>, module: &str, import: bool, src: &[u8], out: &mut Vec<Found>) {
+/// `{ a, b as c }` in an import or export: the original names, under
+/// their alias (`c`: the name an import binds, or an export exports);
+/// `only_aliased` keeps the aliased ones alone.
+fn specifiers(list: Node<'_>, module: &str, only_aliased: bool, src: &[u8], out: &mut Vec<Found>) {
     let mut cursor = list.walk();
     for spec in list.named_children(&mut cursor) {
         if let Some(name) = spec.child_by_field_name("name") {
             let n = unquote(text(name, src));
             let alias = spec
                 .child_by_field_name("alias")
-                .filter(|_| import)
-                .map(|a| unquote(text(a, src)));
+                .map(|a| unquote(text(a, src)))
+                .filter(|a| *a != n);
+            if only_aliased && alias.is_none() {
+                continue;
+            }
             out.push(import_ref(n, module, name.start_position().row).aliased(alias));
         }
     }
 }
 
-/// `export { a } from 'm'`, `export * from 'm'`: re-exports import too.
+/// `export { a } from 'm'`, `export * from 'm'`: re-exports import too;
+/// `export { a as b }` exports a name of the file under another, an
+/// import from the file itself (module `""`) bound under `b`.
 fn export_from(node: Node<'_>, src: &[u8], out: &mut Vec<Found>) {
-    let Some(source) = node.child_by_field_name("source") else {
-        return;
-    };
-    let module = unquote(text(source, src));
     let mut cursor = node.walk();
     let clause = node
         .named_children(&mut cursor)
         .find(|c| c.kind() == "export_clause");
+    let Some(source) = node.child_by_field_name("source") else {
+        if let Some(clause) = clause {
+            specifiers(clause, "", true, src, out);
+        }
+        return;
+    };
+    let module = unquote(text(source, src));
     match clause {
         Some(clause) => specifiers(clause, module, false, src, out),
         None => out.push(import_ref("*", module, node.start_position().row)),
