@@ -68,7 +68,7 @@
 //! [`MAX_CANDIDATES`] are counted apart) or [`Outcome::Unresolved`] with a
 //! [`Reason`] — never guessed.
 //!
-//! A recursive definition is among its own callers and callees
+//! A recursive definition is among its own callers, callees and dependents
 //! ([`CodeGraph::callers`]): a walk never reaches its start again, but a
 //! compiler counts the call.
 //!

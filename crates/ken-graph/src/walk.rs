@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::{CodeGraph, EdgeId, Kinds, NodeId};
+use ken_core::RefKind;
 
 /// A node reached by a walk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,9 +76,18 @@ impl CodeGraph {
     }
 
     /// [`CodeGraph::impact`] of several nodes at once (a class and its
-    /// members), through the given kinds.
+    /// members), through the given kinds; a recursive one among them
+    /// depends on itself, one call away, as it is among its own callers.
     pub fn impact_of(&self, nodes: &[NodeId], kinds: Kinds, max_depth: u32) -> Vec<Reached> {
-        self.walk(nodes, Direction::Up, kinds, max_depth)
+        let mut out = self.walk(nodes, Direction::Up, kinds, max_depth);
+        if kinds.contains(RefKind::Call) {
+            for &node in nodes {
+                if !out.iter().any(|r| r.node == node) {
+                    self.add_recursion(node, max_depth, &mut out);
+                }
+            }
+        }
+        out
     }
 
     /// Breadth-first from `starts`; results sorted by (depth, node).
@@ -190,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn a_recursive_function_is_its_own_caller_and_callee() {
+    fn a_recursive_function_is_its_own_caller_callee_and_dependent() {
         let g = CodeGraph::build([], &[call("walk", "walk", 3), call("main", "walk", 9)]);
         let walk = g.id(&DefKey::new("a.py", "walk", 0)).unwrap();
         let main = g.id(&DefKey::new("a.py", "main", 0)).unwrap();
@@ -203,8 +213,14 @@ mod tests {
         assert!(callers.contains(&(walk, 1)) && callers.contains(&(main, 1)));
         let callees: Vec<_> = g.callees(walk).iter().map(|r| r.node).collect();
         assert_eq!(callees, [walk]);
-        // impact is what depends on it: not itself
-        assert!(g.impact(walk, 3).iter().all(|r| r.node != walk));
+        // it depends on itself, one call away, as callers say
+        let impact: Vec<_> = g
+            .impact(walk, 3)
+            .iter()
+            .map(|r| (r.node, r.depth))
+            .collect();
+        assert_eq!(impact.len(), 2);
+        assert!(impact.contains(&(walk, 1)) && impact.contains(&(main, 1)));
         // and a function that does not call itself is not its own caller
         assert!(g.callers(main, 2).is_empty());
     }

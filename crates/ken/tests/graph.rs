@@ -250,8 +250,14 @@ fn overloads_and_a_property_pair_are_one_symbol_and_recursion_is_a_call() {
     let v = ken.json(&["callers", "--json", "Config.get"]);
     assert_eq!(v["candidates"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(symbols(&v), [("Config.name".to_string(), 1)], "{v}");
-    // a recursive function calls itself
+    // a recursive function calls itself, and so depends on itself
     let v = ken.json(&["callers", "--json", "walk"]);
+    assert_eq!(
+        symbols(&v),
+        [("main".to_string(), 1), ("walk".to_string(), 1)],
+        "{v}"
+    );
+    let v = ken.json(&["impact", "--json", "walk"]);
     assert_eq!(
         symbols(&v),
         [("main".to_string(), 1), ("walk".to_string(), 1)],
