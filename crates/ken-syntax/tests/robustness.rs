@@ -232,3 +232,23 @@ fn nonsense_options_do_not_panic() {
     check_invariants("x.rs", &text, &fs);
     assert!(!fs.chunks.is_empty());
 }
+
+/// After a type with generic call signatures, the TypeScript grammar
+/// reads `<T>(...): T => {...}` as a type assertion around an arrow
+/// function (hono's `useSyncExternalStore`): still a definition.
+#[test]
+fn a_generic_arrow_read_as_a_type_assertion_is_a_definition() {
+    let text = "type UseStateType = {\n  <T>(initialState: T | (() => T)): [T, Update<T>]\n  <T = undefined>(): [T | undefined, Update<T | undefined>]\n}\n\nexport const useSyncExternalStore = <T>(\n  subscribe: (callback: () => void) => () => void,\n  getSnapshot: () => T\n): T => {\n  const update = () => getSnapshot()\n  return update()\n}\n";
+    let syntax = parse_file("hooks.ts", text, &ChunkOptions::default());
+    let defs: Vec<(&str, u32, u32)> = syntax
+        .definitions
+        .iter()
+        .map(|d| (d.qualname.as_str(), d.start_line, d.end_line))
+        .collect();
+    assert!(defs.contains(&("useSyncExternalStore", 6, 12)), "{defs:?}");
+    // what it holds is nested in it
+    assert!(
+        defs.iter().any(|d| d.0 == "useSyncExternalStore.update"),
+        "{defs:?}"
+    );
+}

@@ -138,6 +138,16 @@ fn value_def(value: Node<'_>) -> Option<(ChunkKind, Option<Node<'_>>)> {
             Some((ChunkKind::Function, value.child_by_field_name("body")))
         }
         "class" => Some((ChunkKind::Class, value.child_by_field_name("body"))),
+        // a generic arrow function, `<T>(x: T): T => ...`, which the
+        // TypeScript grammar may read as a type assertion around one
+        "type_assertion" => {
+            let mut cursor = value.walk();
+            let inner = value
+                .named_children(&mut cursor)
+                .filter(|c| c.kind() == "arrow_function")
+                .last()?;
+            value_def(inner)
+        }
         _ => None,
     }
 }
