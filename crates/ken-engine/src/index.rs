@@ -45,7 +45,8 @@ pub struct IndexRequest {
     /// This run's limits, each in place of the engine's setting when given.
     pub limits: IndexLimits,
     /// A SCIP index of the snapshot to read into the code graph (without
-    /// one, a working tree's own `index.scip` is read when it changed).
+    /// one, the snapshot's own `index.scip`, in the working tree or the
+    /// commit, is read when it changed).
     pub scip: Option<PathBuf>,
 }
 
@@ -337,9 +338,9 @@ fn default_name(abs: &Path, has_workdir: bool) -> String {
 pub const SCIP_FILE: &str = "index.scip";
 
 /// Read the run's SCIP index into the graph saved as of batch `seq`: the
-/// one asked for (an error when it cannot be read), else a working
-/// tree's `index.scip` (a warning when it cannot). An index read before
-/// is not read again.
+/// one asked for (an error when it cannot be read), else the snapshot's
+/// own `index.scip`, in the working tree or the commit (a warning when it
+/// cannot be read). An index read before is not read again.
 fn scip_step(
     req: &IndexRequest,
     target: &Target,
@@ -347,27 +348,54 @@ fn scip_step(
     seq: u64,
     warnings: &mut Vec<String>,
 ) -> Result<Option<graph::ScipReport>> {
-    let (path, asked) = match (&req.scip, &target.reader) {
-        (Some(p), _) => (p.clone(), true),
-        (None, Reader::Worktree(root)) if root.join(SCIP_FILE).is_file() => {
-            (root.join(SCIP_FILE), false)
+    let found: Result<Option<(Vec<u8>, String)>> = match (&req.scip, &target.reader) {
+        (Some(p), _) => std::fs::read(p)
+            .map(|b| Some((b, p.display().to_string())))
+            .map_err(|e| {
+                EngineError::bad_input(format!("cannot read the SCIP index {}: {e}", p.display()))
+            }),
+        (None, Reader::Worktree(root)) => {
+            let p = root.join(SCIP_FILE);
+            match p.is_file() {
+                true => std::fs::read(&p)
+                    .map(|b| Some((b, p.display().to_string())))
+                    .map_err(|e| {
+                        EngineError::bad_input(format!(
+                            "cannot read the SCIP index {}: {e}",
+                            p.display()
+                        ))
+                    }),
+                false => Ok(None),
+            }
         }
-        _ => return Ok(None),
+        (None, Reader::Git(repo)) => match &target.commit {
+            Some(c) => repo
+                .file_at(&c.sha, SCIP_FILE)
+                .map(|b| {
+                    b.map(|b| {
+                        (
+                            b,
+                            format!("{SCIP_FILE} at {}", &c.sha[..c.sha.len().min(12)]),
+                        )
+                    })
+                })
+                .map_err(|e| {
+                    EngineError::bad_input(format!("cannot read {SCIP_FILE} of the commit: {e}"))
+                }),
+            None => Ok(None),
+        },
     };
-    let mut read = || -> Result<graph::ScipReport> {
-        let bytes = std::fs::read(&path).map_err(|e| {
-            EngineError::bad_input(format!(
-                "cannot read the SCIP index {}: {e}",
-                path.display()
-            ))
-        })?;
-        let shown = path.display().to_string();
+    let asked = req.scip.is_some();
+    let read = || -> Result<Option<graph::ScipReport>> {
+        let Some((bytes, shown)) = found? else {
+            return Ok(None);
+        };
         if graph::scip_digest(store)?.as_deref() == Some(ken_core::content_hash(&bytes).as_str()) {
-            return Ok(graph::ScipReport {
+            return Ok(Some(graph::ScipReport {
                 path: shown,
                 unchanged: true,
                 ..Default::default()
-            });
+            }));
         }
         let mut r = graph::read_scip(store, &bytes, seq).map_err(|e| {
             EngineError::bad_input(format!(
@@ -375,15 +403,14 @@ fn scip_step(
             ))
         })?;
         r.path = shown;
-        Ok(r)
+        Ok(Some(r))
     };
     match read() {
-        Ok(r) => Ok(Some(r)),
         Err(e) if !asked => {
             warnings.push(format!("{e}"));
             Ok(None)
         }
-        Err(e) => Err(e),
+        other => other,
     }
 }
 

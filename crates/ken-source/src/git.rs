@@ -202,6 +202,29 @@ impl GitRepo {
         Ok(listing)
     }
 
+    /// The bytes of the file at `path` in commit `sha` (None: there is
+    /// no such file, or it is not a regular file).
+    pub fn file_at(&self, sha: &str, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
+        let repo = self.local();
+        let tree = repo
+            .rev_parse_single(sha)
+            .map_err(git_err)?
+            .object()
+            .map_err(git_err)?
+            .peel_to_commit()
+            .map_err(git_err)?
+            .tree()
+            .map_err(git_err)?;
+        let Some(entry) = tree.lookup_entry_by_path(path).map_err(git_err)? else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        let blob = repo.find_blob(entry.object_id()).map_err(git_err)?;
+        Ok(Some(blob.data.clone()))
+    }
+
     /// The bytes of a blob.
     pub fn read_blob(&self, id: &str) -> Result<Vec<u8>, SourceError> {
         let repo = self.local();

@@ -418,8 +418,8 @@ pub struct IndexArgs {
     /// Read this SCIP index (from scip-python, scip-typescript,
     /// rust-analyzer, scip-java...) into the code graph: callers, callees,
     /// impact and references follow it where it describes the indexed
-    /// files, and resolve by name elsewhere. Without it, a working tree's
-    /// own `index.scip` is read when it changed.
+    /// files, and resolve by name elsewhere. Without it, an `index.scip`
+    /// at the root of the working tree or commit is read when it changed.
     #[arg(long, value_name = "FILE")]
     pub scip: Option<std::path::PathBuf>,
 }

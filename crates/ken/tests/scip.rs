@@ -182,3 +182,20 @@ fn a_working_trees_own_index_is_read_and_a_bad_one_is_a_clear_error() {
     let warnings = v["warnings"].to_string();
     assert!(warnings.contains("not a SCIP index"), "{v}");
 }
+
+#[test]
+fn a_commits_own_index_is_read() {
+    let r = project();
+    build_scip(r.path(), &r.path().join("index.scip"));
+    r.commit("the SCIP index");
+    let ken = Ken::new();
+    let repo = r.path().to_str().unwrap();
+    let v = ken.index(&[repo, "--rev", "HEAD", "--name", "fx"]);
+    let path = v["scip"]["path"].as_str().unwrap_or_default();
+    assert!(path.starts_with("index.scip at "), "{v}");
+    assert_eq!(v["scip"]["stale"], 0, "{v}");
+    assert_eq!(callers(&ken, "Worker.run").len(), 2);
+    // the same commit again: read before, not again
+    let v = ken.index(&[repo, "--rev", "HEAD", "--name", "fx"]);
+    assert_eq!(v["scip"]["unchanged"], true, "{v}");
+}
