@@ -152,6 +152,35 @@ pub fn read<'a>(
             }
         }
     }
+    // another declaration of a symbol defined elsewhere (an `@overload`
+    // stub or the implementation after them, a property's setter): the
+    // same symbol, so its definition is one of the symbol's too
+    for (doc, source) in &docs {
+        let path = doc.relative_path.trim_start_matches("./");
+        let lines = lines_of(&source.text);
+        let encoding = doc.position_encoding.enum_value_or_default();
+        for occ in doc.occurrences.iter().filter(|o| !is_definition(o)) {
+            let Some(keys) = defined.get_mut(occ.symbol.as_str()) else {
+                continue;
+            };
+            let Some(range) = Range::of(occ) else {
+                continue;
+            };
+            let (Some(name), Some(before)) =
+                (range.text(&lines, encoding), range.before(&lines, encoding))
+            else {
+                continue;
+            };
+            if !declares(before) {
+                continue;
+            }
+            if let Some(key) = definition_at(index, path, range.line + 1, name)
+                && !keys.contains(&key)
+            {
+                keys.push(key);
+            }
+        }
+    }
     stats.symbols = symbols.len();
     stats.symbols_matched = defined.len();
     let mut out = ScipIndex {
@@ -653,6 +682,56 @@ mod tests {
         let index = SymbolIndex::build(files.iter());
         let main = resolve_file_scip(&files[1], &index, Some(&scip));
         assert!(main.edges.iter().all(|e| e.rule != Rule::Scip));
+    }
+
+    #[test]
+    fn an_overloads_declarations_are_one_symbol() {
+        // scip-python defines an overloaded function at its first stub;
+        // the implementation's name is another occurrence of it
+        let text = "@overload\ndef get(k: int) -> int: ...\ndef get(k):\n    return k\n\ndef main():\n    return get(1)\n";
+        let sym = format!("{PKG}`app.cfg`/get().");
+        let doc = Document {
+            relative_path: "app/cfg.py".into(),
+            occurrences: vec![
+                occ([1, 4, 7], &sym, 1),
+                occ([2, 4, 7], &sym, 0),
+                occ([5, 4, 8], &format!("{PKG}`app.cfg`/main()."), 1),
+                occ([6, 11, 14], &sym, 0),
+            ],
+            ..Default::default()
+        };
+        let bytes = Index {
+            documents: vec![doc],
+            ..Default::default()
+        }
+        .write_to_bytes()
+        .unwrap();
+        let facts = FileFacts::new(
+            "app/cfg.py",
+            Language::Python,
+            vec![
+                def("get", "get", ChunkKind::Function, (1, 2)),
+                def("get", "get", ChunkKind::Function, (3, 4)),
+                def("main", "main", ChunkKind::Function, (6, 7)),
+            ],
+            vec![call("get", None, 7, "main")],
+        );
+        let index = SymbolIndex::build([&facts]);
+        let (scip, _) = read(&bytes, &index, |_| {
+            Some(ScipSource {
+                facts: Some(&facts),
+                text: text.to_string(),
+            })
+        })
+        .unwrap();
+        let edges = resolve_file_scip(&facts, &index, Some(&scip)).edges;
+        let to: Vec<(String, u32)> = edges.iter().map(|e| (e.to.to_string(), e.line)).collect();
+        // the call ties to both declarations; the implementation's own
+        // name is no use of it
+        assert_eq!(
+            to,
+            vec![("app/cfg.py:get".into(), 7), ("app/cfg.py:get#1".into(), 7)]
+        );
     }
 
     #[test]
