@@ -730,7 +730,8 @@ impl<'a> Resolver<'a> {
         // Python and JavaScript: the one around the reference, else the
         // nearest before it (what straight-line code has bound by then;
         // `const Content = ...` in each of a file's test callbacks), else
-        // the nearest after it.
+        // the widest after it (a function called before `@overload` stubs
+        // and their implementation: the implementation).
         if let (Some(line), true, true) = (
             line,
             fitting.len() > 1,
@@ -754,7 +755,13 @@ impl<'a> Resolver<'a> {
                     .iter()
                     .copied()
                     .filter(|&id| def(id).start_line > line)
-                    .min_by_key(|&id| def(id).start_line)
+                    .max_by_key(|&id| {
+                        let d = def(id);
+                        (
+                            d.end_line.saturating_sub(d.start_line),
+                            std::cmp::Reverse(d.start_line),
+                        )
+                    })
             };
             if let Some(id) = around.or_else(before).or_else(after) {
                 return vec![id];

@@ -1018,3 +1018,31 @@ fn of_definitions_sharing_a_name_the_nearest_before_the_reference_is_meant() {
         "src/ui.test.ts:Content"
     ));
 }
+
+const OVERLOADS_AFTER: &str = r#"
+//- cfg.py
+from typing import overload
+
+
+def main():
+    return get(1)
+
+
+@overload
+def get(k: int) -> int: ...
+@overload
+def get(k: str) -> str: ...
+def get(k):
+    value = k
+    return value
+"#;
+
+#[test]
+fn a_function_called_before_its_overloads_is_their_implementation() {
+    let w = world(OVERLOADS_AFTER);
+    assert!(
+        w.has_edge("call", "cfg.py:main", "cfg.py:get#2"),
+        "{}",
+        w.edges().join("\n")
+    );
+}
