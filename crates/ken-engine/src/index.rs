@@ -402,6 +402,14 @@ fn scip_step(
                 "the SCIP index {shown} was not read (the rest of the index is written): {e}"
             ))
         })?;
+        let mut state = store.state()?;
+        state.scip = Some(ken_store::ScipState {
+            source: shown.clone(),
+            tool: r.stats.tool.clone(),
+            files: r.stats.files,
+            read_at: crate::time::now(),
+        });
+        store.set_state(&state)?;
         r.path = shown;
         Ok(Some(r))
     };
@@ -412,6 +420,21 @@ fn scip_step(
         }
         other => other,
     }
+}
+
+/// A graph rebuilt from scratch has forgotten the SCIP index it held:
+/// so does the state.
+fn forget_scip_if_rebuilt(
+    store: &mut (dyn Store + Send + Sync),
+    graph: Option<&graph::GraphReport>,
+) -> Result<()> {
+    if graph.is_some_and(|g| g.full) {
+        let mut state = store.state()?;
+        if state.scip.take().is_some() {
+            store.set_state(&state)?;
+        }
+    }
+    Ok(())
 }
 
 /// Index (or update the index of) a repository.
@@ -453,6 +476,7 @@ pub fn index(
             seq_before,
             seq_before,
         )?);
+        forget_scip_if_rebuilt(store, report.graph.as_ref())?;
         report.scip = scip_step(req, &target, store, seq_before, &mut report.warnings)?;
         report.people = people_step(&target, store, &opts)?;
         fleet_step(
@@ -490,6 +514,7 @@ pub fn index(
     report.graph = Some(graph::update_graph(
         store, &changed, &deletes, seq_before, seq_after,
     )?);
+    forget_scip_if_rebuilt(store, report.graph.as_ref())?;
     report.scip = scip_step(req, &target, store, seq_after, &mut report.warnings)?;
     store.finish()?;
     fill_counts(store, &mut report)?;
@@ -586,6 +611,7 @@ fn write_snapshot(
         ranking: previous.ranking.clone(),
         blamed_at: previous.blamed_at.clone(),
         embedding_unfinished: previous.embedding_unfinished,
+        scip: previous.scip.clone(),
     })?;
     Ok((changed, deletes))
 }

@@ -41,6 +41,22 @@ pub struct IndexState {
     /// stop, a kill): `ken serve` and `ken worker` queue the rest.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub embedding_unfinished: bool,
+    /// The SCIP index the code graph follows (none: resolution by name only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scip: Option<ScipState>,
+}
+
+/// A SCIP index read into the code graph, as it was when read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScipState {
+    /// Where it was read from (a path, or `index.scip at COMMIT`).
+    pub source: String,
+    /// The tool that wrote it, with its version.
+    pub tool: String,
+    /// Files it described when read (a file changed since is resolved by name).
+    pub files: usize,
+    /// When it was read (seconds since the epoch).
+    pub read_at: i64,
 }
 
 /// Ranking constants learned from a repository's own history: past commit

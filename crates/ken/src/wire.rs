@@ -771,6 +771,22 @@ pub struct Repo {
     /// them are left out of its search. Absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub issue_templates: Vec<String>,
+    /// The SCIP index the code graph follows; absent when it resolves by
+    /// name only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scip: Option<ScipInUse>,
+}
+
+/// A SCIP index read into the code graph (`ken index --scip`, or the
+/// snapshot's own `index.scip`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct ScipInUse {
+    /// The tool that wrote it, with its version (`scip-python 0.6.6`).
+    pub tool: String,
+    /// Files it described when read; a file changed since resolves by name.
+    pub files: usize,
+    /// When it was read (seconds since the epoch).
+    pub read_at: i64,
 }
 
 /// How far history and blame have come.
@@ -846,6 +862,11 @@ impl From<&EngineRepoStatus> for Repo {
                 .as_ref()
                 .and_then(|t| serde_json::to_value(t).ok()),
             issue_templates: r.issue_templates.clone(),
+            scip: r.state.scip.as_ref().map(|s| ScipInUse {
+                tool: s.tool.clone(),
+                files: s.files,
+                read_at: s.read_at,
+            }),
         }
     }
 }

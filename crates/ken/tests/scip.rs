@@ -118,6 +118,16 @@ fn a_scip_index_resolves_what_names_cannot() {
     // the same index again is not read again
     let v = ken.index(&[repo, "--name", "fx", "--scip", scip.to_str().unwrap()]);
     assert_eq!(v["scip"]["unchanged"], true, "{}", v["scip"]);
+    // status says which index the graph follows
+    let st = ken.json(&["status", "--json"]);
+    let used = &st["repos"][0]["scip"];
+    assert!(
+        used["tool"].as_str().unwrap().starts_with("scip-python"),
+        "{st}"
+    );
+    assert!(used["files"].as_u64().unwrap() >= 3, "{st}");
+    let text = stdout(&ken.run(&["status"]));
+    assert!(text.contains("graph: SCIP index"), "{text}");
 
     // a file edited since the index was built is resolved by name again;
     // the others keep what the index said

@@ -80,6 +80,19 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
         if let Some(t) = &r.state.ranking {
             outln!("  {}", ranking_line(t));
         }
+        if let Some(s) = &r.state.scip {
+            outln!(
+                "  graph: SCIP index {} ({}) read {}: {} files; files changed since and the rest resolve by name",
+                s.source,
+                if s.tool.is_empty() {
+                    "tool unnamed"
+                } else {
+                    &s.tool
+                },
+                ken_engine::format_date(s.read_at),
+                s.files
+            );
+        }
         if !r.issue_templates.is_empty() {
             outln!(
                 "  issue templates: {} (a bug report's lines that repeat them are not searched)",
