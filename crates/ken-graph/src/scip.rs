@@ -94,7 +94,7 @@ pub struct ScipSource<'a> {
 pub fn read<'a>(
     bytes: &[u8],
     index: &SymbolIndex,
-    mut file: impl FnMut(&str) -> Option<ScipSource<'a>>,
+    file: impl FnMut(&str) -> Option<ScipSource<'a>>,
 ) -> Result<(ScipIndex, ScipStats), String> {
     let scip = scip::types::Index::parse_from_bytes(bytes)
         .map_err(|e| format!("not a SCIP index (protobuf: {e})"))?;
@@ -109,10 +109,51 @@ pub fn read<'a>(
         documents: scip.documents.len(),
         ..ScipStats::default()
     };
-    // the documents worth reading: indexed, and spelled where the index says
-    let mut docs: Vec<(&Document, ScipSource<'a>)> = Vec::new();
-    for doc in &scip.documents {
-        let path = doc.relative_path.trim_start_matches("./");
+    let docs = usable_documents(&scip.documents, file, &mut stats);
+    let defined = definitions(&docs, index, &mut stats);
+    let mut out = ScipIndex {
+        tool,
+        digest: ken_core::content_hash(bytes),
+        targets: vec![Vec::new(), Vec::new()],
+        files: BTreeMap::new(),
+    };
+    let mut target_ids: HashMap<&str, u32> = HashMap::new();
+    for (doc, source) in &docs {
+        let mut target_of = |symbol: &str| -> u32 {
+            if scip::symbol::is_local_symbol(symbol) {
+                return LOCAL;
+            }
+            let Some((symbol, keys)) = defined.get_key_value(symbol) else {
+                return OUTSIDE;
+            };
+            *target_ids.entry(symbol).or_insert_with(|| {
+                out.targets.push(keys.clone());
+                (out.targets.len() - 1) as u32
+            })
+        };
+        let sites = sites_of(doc, source, &mut target_of);
+        stats.sites += sites.len();
+        stats.files += 1;
+        out.files
+            .insert(doc_path(doc).to_string(), ScipFile { sites });
+    }
+    Ok((out, stats))
+}
+
+fn doc_path(doc: &Document) -> &str {
+    doc.relative_path.trim_start_matches("./")
+}
+
+/// The documents worth reading: of indexed files, and spelled where the
+/// index says.
+fn usable_documents<'d, 'a>(
+    documents: &'d [Document],
+    mut file: impl FnMut(&str) -> Option<ScipSource<'a>>,
+    stats: &mut ScipStats,
+) -> Vec<(&'d Document, ScipSource<'a>)> {
+    let mut docs = Vec::new();
+    for doc in documents {
+        let path = doc_path(doc);
         let Some(source) = file(path) else {
             stats.not_indexed += 1;
             continue;
@@ -126,11 +167,21 @@ pub fn read<'a>(
         }
         docs.push((doc, source));
     }
-    // symbols → the repository's definitions, from the definition occurrences
+    docs
+}
+
+/// Each symbol the documents define, tied to the repository's
+/// definitions: the innermost one of its name around its definition
+/// occurrence, and those its other declarations name.
+fn definitions<'d>(
+    docs: &[(&'d Document, ScipSource<'_>)],
+    index: &SymbolIndex,
+    stats: &mut ScipStats,
+) -> HashMap<&'d str, Vec<DefKey>> {
     let mut defined: HashMap<&str, Vec<DefKey>> = HashMap::new();
     let mut symbols: HashSet<&str> = HashSet::new();
-    for (doc, _) in &docs {
-        let path = doc.relative_path.trim_start_matches("./");
+    for (doc, _) in docs {
+        let path = doc_path(doc);
         for occ in doc.occurrences.iter().filter(|o| is_definition(o)) {
             let Some((name, suffix)) = last_descriptor(&occ.symbol) else {
                 continue;
@@ -155,8 +206,8 @@ pub fn read<'a>(
     // another declaration of a symbol defined elsewhere (an `@overload`
     // stub or the implementation after them, a property's setter): the
     // same symbol, so its definition is one of the symbol's too
-    for (doc, source) in &docs {
-        let path = doc.relative_path.trim_start_matches("./");
+    for (doc, source) in docs {
+        let path = doc_path(doc);
         let lines = lines_of(&source.text);
         let encoding = doc.position_encoding.enum_value_or_default();
         for occ in doc.occurrences.iter().filter(|o| !is_definition(o)) {
@@ -183,72 +234,56 @@ pub fn read<'a>(
     }
     stats.symbols = symbols.len();
     stats.symbols_matched = defined.len();
-    let mut out = ScipIndex {
-        tool,
-        digest: ken_core::content_hash(bytes),
-        targets: vec![Vec::new(), Vec::new()],
-        files: BTreeMap::new(),
-    };
-    let mut target_ids: HashMap<&str, u32> = HashMap::new();
-    for (doc, source) in &docs {
-        let path = doc.relative_path.trim_start_matches("./");
-        let lines = lines_of(&source.text);
-        let encoding = doc.position_encoding.enum_value_or_default();
-        // the names the file's own references mention, by line
-        let mentioned: HashSet<(u32, &str)> = source
-            .facts
-            .map(|f| {
-                f.references
-                    .iter()
-                    .map(|r| (r.line, r.name.as_str()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut sites = Vec::new();
-        for occ in doc.occurrences.iter().filter(|o| !is_definition(o)) {
-            if occ.symbol.is_empty() {
-                continue;
-            }
-            let Some(range) = Range::of(occ) else {
-                continue;
-            };
-            let Some(name) = range.text(&lines, encoding) else {
-                continue;
-            };
-            if name.is_empty() {
-                continue;
-            }
-            let before = range.before(&lines, encoding).unwrap_or_default();
-            let target = if scip::symbol::is_local_symbol(&occ.symbol) {
-                LOCAL
-            } else if let Some(keys) = defined.get(occ.symbol.as_str()) {
-                *target_ids.entry(occ.symbol.as_str()).or_insert_with(|| {
-                    out.targets.push(keys.clone());
-                    (out.targets.len() - 1) as u32
-                })
-            } else {
-                OUTSIDE
-            };
-            let line = range.line + 1;
-            // a site no reference of the file mentions is kept only when
-            // it adds an edge
-            if (target <= OUTSIDE || declares(before)) && !mentioned.contains(&(line, name)) {
-                continue;
-            }
-            sites.push(ScipSite {
-                line,
-                name: name.to_string(),
-                target,
-                import: occ.symbol_roles & ROLE_IMPORT != 0,
-            });
+    defined
+}
+
+/// A document's sites, sorted; `target_of` gives a symbol's target id.
+fn sites_of(
+    doc: &Document,
+    source: &ScipSource<'_>,
+    target_of: &mut impl FnMut(&str) -> u32,
+) -> Vec<ScipSite> {
+    let lines = lines_of(&source.text);
+    let encoding = doc.position_encoding.enum_value_or_default();
+    // the names the file's own references mention, by line
+    let mentioned: HashSet<(u32, &str)> = source
+        .facts
+        .map(|f| {
+            f.references
+                .iter()
+                .map(|r| (r.line, r.name.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut sites = Vec::new();
+    for occ in doc.occurrences.iter().filter(|o| !is_definition(o)) {
+        if occ.symbol.is_empty() {
+            continue;
         }
-        sites.sort();
-        sites.dedup();
-        stats.sites += sites.len();
-        stats.files += 1;
-        out.files.insert(path.to_string(), ScipFile { sites });
+        let Some(range) = Range::of(occ) else {
+            continue;
+        };
+        let Some(name) = range.text(&lines, encoding).filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let before = range.before(&lines, encoding).unwrap_or_default();
+        let target = target_of(&occ.symbol);
+        let line = range.line + 1;
+        // a site no reference of the file mentions is kept only when it
+        // adds an edge
+        if (target <= OUTSIDE || declares(before)) && !mentioned.contains(&(line, name)) {
+            continue;
+        }
+        sites.push(ScipSite {
+            line,
+            name: name.to_string(),
+            target,
+            import: occ.symbol_roles & ROLE_IMPORT != 0,
+        });
     }
-    Ok((out, stats))
+    sites.sort();
+    sites.dedup();
+    sites
 }
 
 /// Whether the text before a name on its line declares it (`def`,
