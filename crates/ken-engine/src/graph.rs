@@ -187,12 +187,24 @@ pub struct ScipReport {
     pub seconds: f64,
 }
 
-/// The digest of the SCIP index the graph holds (None: none read).
+/// The digest of the SCIP index the graph holds (None: none read). Only
+/// that field is decoded: the symbol index beside it is skipped over.
 pub fn scip_digest(store: &(impl GraphStore + ?Sized)) -> Result<Option<String>> {
+    #[derive(serde::Deserialize)]
+    struct Digest {
+        digest: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Saved {
+        format: u32,
+        #[serde(default)]
+        scip: Option<Digest>,
+    }
     Ok(store
         .graph_index()?
-        .and_then(|(_, json)| read_index(&json))
-        .and_then(|(_, scip)| scip)
+        .and_then(|(_, json)| serde_json::from_str::<Saved>(&json).ok())
+        .filter(|saved| saved.format == INDEX_FORMAT)
+        .and_then(|saved| saved.scip)
         .map(|s| s.digest))
 }
 

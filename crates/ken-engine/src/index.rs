@@ -348,25 +348,18 @@ fn scip_step(
     seq: u64,
     warnings: &mut Vec<String>,
 ) -> Result<Option<graph::ScipReport>> {
-    let found: Result<Option<(Vec<u8>, String)>> = match (&req.scip, &target.reader) {
-        (Some(p), _) => std::fs::read(p)
+    let read_file = |p: &Path| {
+        std::fs::read(p)
             .map(|b| Some((b, p.display().to_string())))
             .map_err(|e| {
                 EngineError::bad_input(format!("cannot read the SCIP index {}: {e}", p.display()))
-            }),
+            })
+    };
+    let found: Result<Option<(Vec<u8>, String)>> = match (&req.scip, &target.reader) {
+        (Some(p), _) => read_file(p),
         (None, Reader::Worktree(root)) => {
             let p = root.join(SCIP_FILE);
-            match p.is_file() {
-                true => std::fs::read(&p)
-                    .map(|b| Some((b, p.display().to_string())))
-                    .map_err(|e| {
-                        EngineError::bad_input(format!(
-                            "cannot read the SCIP index {}: {e}",
-                            p.display()
-                        ))
-                    }),
-                false => Ok(None),
-            }
+            if p.is_file() { read_file(&p) } else { Ok(None) }
         }
         (None, Reader::Git(repo)) => match &target.commit {
             Some(c) => repo

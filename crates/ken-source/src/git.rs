@@ -139,15 +139,7 @@ impl GitRepo {
     /// Content-based filters (binary, generated markers) are the reader's job.
     pub fn list_commit(&self, sha: &str, opts: &ListOptions) -> Result<Listing, SourceError> {
         let repo = self.local();
-        let tree = repo
-            .rev_parse_single(sha)
-            .map_err(git_err)?
-            .object()
-            .map_err(git_err)?
-            .peel_to_commit()
-            .map_err(git_err)?
-            .tree()
-            .map_err(git_err)?;
+        let tree = commit_tree(&repo, sha)?;
         let records = tree.traverse().breadthfirst.files().map_err(git_err)?;
         let kenignore = records
             .iter()
@@ -206,15 +198,7 @@ impl GitRepo {
     /// no such file, or it is not a regular file).
     pub fn file_at(&self, sha: &str, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
         let repo = self.local();
-        let tree = repo
-            .rev_parse_single(sha)
-            .map_err(git_err)?
-            .object()
-            .map_err(git_err)?
-            .peel_to_commit()
-            .map_err(git_err)?
-            .tree()
-            .map_err(git_err)?;
+        let tree = commit_tree(&repo, sha)?;
         let Some(entry) = tree.lookup_entry_by_path(path).map_err(git_err)? else {
             return Ok(None);
         };
@@ -261,6 +245,18 @@ fn commit_info(commit: &gix::Commit<'_>) -> Result<CommitInfo, SourceError> {
 }
 
 /// The git blob id of `bytes` (what `git hash-object` prints).
+/// The tree of the commit `sha` names.
+fn commit_tree<'r>(repo: &'r gix::Repository, sha: &str) -> Result<gix::Tree<'r>, SourceError> {
+    repo.rev_parse_single(sha)
+        .map_err(git_err)?
+        .object()
+        .map_err(git_err)?
+        .peel_to_commit()
+        .map_err(git_err)?
+        .tree()
+        .map_err(git_err)
+}
+
 pub fn blob_id(bytes: &[u8]) -> String {
     gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
         .map(|id| id.to_string())
