@@ -205,17 +205,27 @@ pub(crate) fn route(
 }
 
 /// Each repository's share of the softmax of `hits`' scores (temperature
-/// `temp` times the best score), over the repositories `known` accepts.
+/// `temp` times the best), over the repositories `known` accepts: what the
+/// caller may not see does not move the weights of what it may.
 fn weights<'h>(
     hits: &'h [FleetHit],
     temp: f32,
     known: &dyn Fn(&str) -> bool,
 ) -> BTreeMap<&'h str, f32> {
-    let best = hits.first().map_or(0.0, |h| h.score).max(f32::MIN_POSITIVE);
+    let scored: Vec<(&str, f32)> = hits
+        .iter()
+        .filter(|h| known(&h.repo))
+        .map(|h| (h.repo.as_str(), h.score))
+        .collect();
+    let best = scored
+        .iter()
+        .map(|(_, s)| *s)
+        .fold(0.0f32, f32::max)
+        .max(f32::MIN_POSITIVE);
     let temp = (temp * best).max(f32::MIN_POSITIVE);
     let mut mass: BTreeMap<&str, f32> = BTreeMap::new();
-    for h in hits.iter().filter(|h| known(&h.repo)) {
-        *mass.entry(h.repo.as_str()).or_default() += ((h.score - best) / temp).exp();
+    for (repo, score) in scored {
+        *mass.entry(repo).or_default() += ((score - best) / temp).exp();
     }
     let total: f32 = mass.values().sum();
     if total > 0.0 {
@@ -346,6 +356,23 @@ mod tests {
         let merged = merge(vec![(0.9, a), (0.1, b)]);
         let order: Vec<&str> = merged.iter().map(|h| h.path.as_str()).collect();
         assert_eq!(order, ["x.py", "y.py", "z.py", "w.py"]);
+    }
+
+    #[test]
+    fn weights_ignore_what_the_caller_may_not_see() {
+        let fh = |repo: &str, score: f32| FleetHit {
+            repo: repo.into(),
+            path: "x.py".into(),
+            score,
+        };
+        let seen = [fh("a", 1.0), fh("b", 0.9)];
+        let all = [fh("hidden", 10.0), fh("a", 1.0), fh("b", 0.9)];
+        let known = |r: &str| r != "hidden";
+        let w_seen = weights(&seen, 0.1, &known);
+        let w_all = weights(&all, 0.1, &known);
+        assert_eq!(w_seen, w_all);
+        assert!(!w_all.contains_key("hidden"));
+        assert!(w_all["a"] > w_all["b"]);
     }
 
     #[test]

@@ -500,8 +500,10 @@ pub struct EvalArgs {
     pub params: Vec<String>,
     /// Index every --repo into one home and ask each question without
     /// naming its repository, as over a fleet; adds `right_repo@1` (the
-    /// first hit is in the question's repository). A --repo without
-    /// questions is indexed at its head, as a distractor.
+    /// first hit is in the question's repository) and `named` (the same
+    /// questions asked of their repository by name, same run). A --repo
+    /// without questions is indexed at its head, as a distractor; one
+    /// whose questions name several commits is moved through them.
     #[arg(long)]
     pub across_repos: bool,
 }

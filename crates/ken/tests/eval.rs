@@ -153,3 +153,125 @@ fn a_failed_index_step_is_recorded_and_the_run_goes_on() {
         .unwrap();
     assert!(gone["error"].is_string(), "{gone}");
 }
+
+#[test]
+fn across_repos_moves_a_repository_through_its_commits_and_reports_the_named_figures() {
+    // shop: its questions name two commits; the second adds refunds
+    let shop = Repo::new();
+    python_project(&shop);
+    let first = shop.commit("initial");
+    shop.write(
+        "src/shop/refunds.py",
+        "\"\"\"Refunds.\"\"\"\n\n\ndef issue_refund(order, amount):\n    \"\"\"Give the customer back part of an order's amount.\"\"\"\n    order.refunded += amount\n    return order\n",
+    );
+    let second = shop.commit("refunds");
+    // blog: a repository about something else
+    let blog = Repo::new();
+    blog.write(
+        "blog/render.py",
+        "\"\"\"Markdown pages.\"\"\"\n\n\ndef render_markdown_page(source):\n    \"\"\"Turn a markdown page into html with headings and links.\"\"\"\n    return markdown_to_html(source)\n",
+    );
+    let blog_head = blog.commit("pages");
+    // garden: a distractor without questions, indexed at its head
+    let garden = Repo::new();
+    garden.write(
+        "garden/water.py",
+        "def water_plants(bed):\n    \"\"\"Water every plant of a garden bed.\"\"\"\n    for plant in bed:\n        plant.water()\n",
+    );
+    garden.commit("watering");
+    let lines = [
+        serde_json::json!({"id": "s1", "repo": "shop", "base_sha": second, "query": "issue a refund for an order",
+            "gold_files": ["src/shop/refunds.py"]}),
+        serde_json::json!({"id": "s2", "repo": "shop", "base_sha": first, "query": "retry a payment with backoff",
+            "gold_files": ["src/shop/payments.py"]}),
+        serde_json::json!({"id": "b1", "repo": "blog", "base_sha": blog_head, "query": "render a markdown page into html",
+            "gold_files": ["blog/render.py"]}),
+    ];
+    let set = tempfile::NamedTempFile::new().unwrap();
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(set.path(), text).unwrap();
+    let per_query = tempfile::NamedTempFile::new().unwrap();
+    let ken = Ken::new();
+    let arg = |name: &str, r: &Repo| format!("{name}={}", r.path().display());
+    let (a, b, c) = (
+        arg("shop", &shop),
+        arg("blog", &blog),
+        arg("garden", &garden),
+    );
+    let out = ken.run(&[
+        "eval",
+        set.path().to_str().unwrap(),
+        "--mode",
+        "lexical",
+        "--across-repos",
+        "--repo",
+        &a,
+        "--repo",
+        &b,
+        "--repo",
+        &c,
+        "--per-query",
+        per_query.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["overall"]["queries"], 3, "{v}");
+    assert_eq!(v["overall"]["right_repo@1"], 1.0, "{v}");
+    // refunds.py exists only at the second commit: shop was moved to it
+    // for s1 (and was at the first for s2)
+    assert_eq!(v["repos"]["shop"]["mrr@10"], 1.0, "{v}");
+    assert_eq!(v["repos"]["blog"]["mrr@10"], 1.0, "{v}");
+    // the same questions asked of their own repository, in the same run
+    let named = &v["named"];
+    assert_eq!(named["overall"]["queries"], 3, "{v}");
+    assert_eq!(named["repos"]["shop"]["queries"], 2, "{v}");
+    assert_eq!(named["repos"]["shop"]["mrr@10"], 1.0, "{v}");
+    assert!(named["overall"].get("right_repo@1").is_none(), "{v}");
+    assert_eq!(named["mrr@10_ratio"], 1.0, "{v}");
+    // the ranked files name their repository
+    let per: Vec<serde_json::Value> = std::fs::read_to_string(per_query.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let s1 = per.iter().find(|p| p["id"] == "s1").unwrap();
+    assert_eq!(s1["files"][0], "shop:src/shop/refunds.py", "{s1}");
+    assert_eq!(s1["right_repo"], true, "{s1}");
+    // the distractor is in the home, at its head
+    let status = ken.json(&["status", "--json"]);
+    let names: Vec<&str> = status["repos"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{status}"))
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(names.contains(&"garden"), "{status}");
+}
+
+#[test]
+fn across_repos_refuses_what_it_cannot_measure() {
+    let r = Repo::new();
+    python_project(&r);
+    let base = r.commit("initial");
+    let set = tempfile::NamedTempFile::new().unwrap();
+    let line = serde_json::json!({"id": "q", "repo": "shop", "base_sha": base, "query": "refresh_token",
+        "gold_files": ["src/shop/session.py"]});
+    std::fs::write(set.path(), line.to_string() + "\n").unwrap();
+    let shop = format!("shop={}", r.path().display());
+    let ken = Ken::new();
+    for (extra, says) in [
+        ("--at-parent", "--at-parent"),
+        ("--mode=baseline", "no routing"),
+    ] {
+        let out = ken.run(&[
+            "eval",
+            set.path().to_str().unwrap(),
+            "--across-repos",
+            extra,
+            "--repo",
+            &shop,
+        ]);
+        assert!(!out.status.success(), "{extra}");
+        assert!(stderr(&out).contains(says), "{extra}: {}", stderr(&out));
+    }
+}

@@ -1,8 +1,14 @@
-//! `ken eval --across-repos`: every repository indexed into one home (each
-//! at the one commit its questions name, or its head when it has none),
-//! then every question asked without naming its repository, as a user of a
-//! fleet asks. A file counts only in the question's repository; the first
-//! hit's repository is `right_repo@1`.
+//! `ken eval --across-repos`: every repository indexed into one home (a
+//! repository with questions at the first commit they name, one without at
+//! its head), then every question asked without naming its repository, as
+//! a user of a fleet asks. A file counts only in the question's repository;
+//! the first hit's repository is `right_repo@1`.
+//!
+//! A repository whose questions name several commits (SWE-bench's, one
+//! commit per issue) is moved through them oldest first, as a push moves
+//! it, while the others stay where they are. Each question is also asked
+//! of its own repository by name on the same index: the per-repository
+//! figure of the same run (`named`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -10,11 +16,14 @@ use std::time::Instant;
 
 use ken_core::Filters;
 
-use super::{EvalQuery, EvalRun, outcome_against, symbol_matches};
+use super::{EvalQuery, EvalRun, commits_in_order, outcome_against, symbol_matches};
 use crate::repo::OpenRepo;
 use crate::route::{Repos, search_all};
 use crate::search::SearchRequest;
-use crate::{EngineError, EvalMode, Result};
+use crate::{EngineError, EvalMode, Mode, Result};
+
+/// Questions asked at one commit of their repository (None: its head).
+type AtCommit = (Option<String>, Vec<EvalQuery>);
 
 pub(crate) fn run(run: &mut EvalRun<'_>, by_repo: BTreeMap<String, Vec<EvalQuery>>) -> Result<()> {
     let mode = match run.opts.mode {
@@ -27,74 +36,136 @@ pub(crate) fn run(run: &mut EvalRun<'_>, by_repo: BTreeMap<String, Vec<EvalQuery
     };
     if run.opts.at_parent {
         return Err(EngineError::bad_input(
-            "--across-repos asks every question of one index per repository; --at-parent needs one per commit",
+            "--across-repos asks each question at its base commit; --at-parent is not supported with it",
         ));
     }
-    // one commit per repository
-    let mut at: BTreeMap<String, Option<String>> = BTreeMap::new();
-    for (repo, qs) in &by_repo {
-        let mut shas: Vec<Option<String>> = qs.iter().map(|q| q.base_sha.clone()).collect();
-        shas.sort();
-        shas.dedup();
-        if shas.len() > 1 {
-            return Err(EngineError::bad_input(format!(
-                "--across-repos indexes each repository once, and {repo}'s questions name {} commits",
-                shas.len()
-            )));
-        }
-        at.insert(repo.clone(), shas.pop().flatten());
-    }
-    let mut distractors: Vec<&String> = run
-        .opts
-        .repos
-        .keys()
-        .filter(|r| !by_repo.contains_key(*r))
-        .collect();
-    distractors.sort();
-    for r in distractors {
-        at.insert(r.clone(), None);
-    }
-    let mut usable: BTreeMap<String, bool> = BTreeMap::new();
-    for (repo, sha) in &at {
-        let path = run.opts.repos.get(repo).cloned();
-        let qs = by_repo.get(repo).map(Vec::as_slice).unwrap_or_default();
-        usable.insert(
-            repo.clone(),
-            run.index_at(repo, path.as_deref(), sha.as_deref(), qs)?,
-        );
-    }
-
-    let stores = run.stores.clone();
-    let Some(fleet) = stores.fleet()? else {
+    if run.stores.fleet()?.is_none() {
         return Err(EngineError::bad_input(
             "--across-repos needs a collection index, which this store does not keep",
         ));
-    };
-    let cache: Mutex<HashMap<String, Arc<OpenRepo>>> = Mutex::new(HashMap::new());
-    let home = run.settings.home.clone();
-    let open = |key: &str| -> Result<Arc<OpenRepo>> {
-        if let Some(r) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
-            return Ok(r.clone());
+    }
+    // each repository's questions by commit, oldest first
+    let mut plan: Vec<(String, Vec<AtCommit>)> = Vec::new();
+    for (repo, mut qs) in by_repo {
+        if let Some(n) = run.opts.max_queries {
+            qs.truncate(n);
         }
-        let r = Arc::new(OpenRepo::open(&home, &*stores, key)?);
-        cache
+        let path = run.opts.repos.get(&repo).cloned();
+        plan.push((repo, commits_in_order(path.as_deref(), qs, false)));
+    }
+    // every repository in the home before the first question: those with
+    // questions at their first commit, the others (distractors) at their head
+    let mut usable: HashMap<String, bool> = HashMap::new();
+    for (repo, groups) in &plan {
+        let Some((sha, qs)) = groups.first() else {
+            continue;
+        };
+        usable.insert(repo.clone(), index_at(run, repo, sha.as_deref(), qs)?);
+    }
+    let mut distractors: Vec<String> = run
+        .opts
+        .repos
+        .keys()
+        .filter(|r| !plan.iter().any(|(q, _)| q == *r))
+        .cloned()
+        .collect();
+    distractors.sort();
+    for r in &distractors {
+        let path = run.opts.repos.get(r).cloned();
+        run.index_at(r, path.as_deref(), None, &[])?;
+    }
+
+    let mut asker = Asker::new(run, mode)?;
+    for (repo, groups) in &plan {
+        for (i, (sha, qs)) in groups.iter().enumerate() {
+            if i > 0 {
+                let ok = index_at(asker.run, repo, sha.as_deref(), qs)?;
+                usable.insert(repo.clone(), ok);
+                asker.moved(repo)?;
+            }
+            if !usable.get(repo).copied().unwrap_or(false) {
+                continue; // counted as misses by the failed index step
+            }
+            asker.ask(repo, qs)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`EvalRun::index_at`] from the path `--repo` gave; the questions of a
+/// failed step count as misses on both figures.
+fn index_at(
+    run: &mut EvalRun<'_>,
+    repo: &str,
+    sha: Option<&str>,
+    qs: &[EvalQuery],
+) -> Result<bool> {
+    let path = run.opts.repos.get(repo).cloned();
+    let before = run.outcomes.len();
+    let ok = run.index_at(repo, path.as_deref(), sha, qs)?;
+    let failed: Vec<_> = run.outcomes[before..].to_vec();
+    run.named.extend(failed);
+    Ok(ok)
+}
+
+/// Asks questions of the whole home, and of their own repository by name.
+struct Asker<'r, 'a> {
+    run: &'r mut EvalRun<'a>,
+    mode: Mode,
+    fleet: Arc<dyn ken_store::Fleet>,
+    open: Mutex<HashMap<String, Arc<OpenRepo>>>,
+}
+
+impl<'r, 'a> Asker<'r, 'a> {
+    fn new(run: &'r mut EvalRun<'a>, mode: Mode) -> Result<Self> {
+        let fleet = run.stores.fleet()?.ok_or_else(|| {
+            EngineError::bad_input(
+                "--across-repos needs a collection index, which this store does not keep",
+            )
+        })?;
+        Ok(Asker {
+            run,
+            mode,
+            fleet,
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// `repo` was indexed at another commit: its open index and the
+    /// collection's view are read again.
+    fn moved(&mut self, repo: &str) -> Result<()> {
+        self.open
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key.to_string(), r.clone());
-        Ok(r)
-    };
-    let allows = |_: &str| true;
-    let repos = Repos {
-        stores: &*stores,
-        fleet: &*fleet,
-        open: &open,
-        allows: &allows,
-    };
-    let rank = &run.settings.rank;
-    for (repo, qs) in &by_repo {
-        if !usable.get(repo).copied().unwrap_or(false) {
-            continue; // counted as misses by the failed index step
+            .remove(repo);
+        if let Some(f) = self.run.stores.fleet()? {
+            self.fleet = f;
         }
+        Ok(())
+    }
+
+    fn ask(&mut self, repo: &str, qs: &[EvalQuery]) -> Result<()> {
+        let run = &*self.run;
+        let stores = run.stores.clone();
+        let home = run.settings.home.clone();
+        let open = |key: &str| -> Result<Arc<OpenRepo>> {
+            let mut cache = self.open.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(r) = cache.get(key) {
+                return Ok(r.clone());
+            }
+            let r = Arc::new(OpenRepo::open(&home, &*stores, key)?);
+            cache.insert(key.to_string(), r.clone());
+            Ok(r)
+        };
+        let allows = |_: &str| true;
+        let repos = Repos {
+            stores: &*stores,
+            fleet: &*self.fleet,
+            open: &open,
+            allows: &allows,
+        };
+        let rank = &run.settings.rank;
+        let mut outcomes = Vec::with_capacity(qs.len());
         for q in qs {
             let ask = |files: bool| {
                 search_all(
@@ -104,7 +175,7 @@ pub(crate) fn run(run: &mut EvalRun<'_>, by_repo: BTreeMap<String, Vec<EvalQuery
                         limit: 10,
                         filters: Filters::default(),
                         files,
-                        mode,
+                        mode: self.mode,
                     },
                     rank,
                     run.embedder,
@@ -133,8 +204,15 @@ pub(crate) fn run(run: &mut EvalRun<'_>, by_repo: BTreeMap<String, Vec<EvalQuery
             };
             let mut o = outcome_against(q, repo, files, &gold, symbol_rank, ms, true);
             o.right_repo = right.or(Some(false));
-            run.outcomes.push(o);
+            outcomes.push(o);
         }
+        // the same questions of their repository by name, on the same index
+        let run = &mut *self.run;
+        let before = run.outcomes.len();
+        run.ask(repo, qs)?;
+        let named: Vec<_> = run.outcomes.drain(before..).collect();
+        run.named.extend(named);
+        run.outcomes.extend(outcomes);
+        Ok(())
     }
-    Ok(())
 }

@@ -142,6 +142,20 @@ pub struct EvalReport {
     /// Index steps that failed; their queries count as misses above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<FailedStep>,
+    /// With `--across-repos`: the same questions asked of their own
+    /// repository by name, on the same indexes in the same run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub named: Option<NamedFigures>,
+}
+
+/// The per-repository figures of an `--across-repos` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct NamedFigures {
+    pub overall: Metrics,
+    pub repos: BTreeMap<String, Metrics>,
+    /// The across-repository MRR@10 over the named one (overall).
+    #[serde(rename = "mrr@10_ratio")]
+    pub mrr10_ratio: f64,
 }
 
 /// An index step that failed, and the queries it left unanswered.
@@ -275,6 +289,7 @@ pub fn eval(
         embedder,
         stores: settings.stores()?,
         outcomes: Vec::new(),
+        named: Vec::new(),
         failed: Vec::new(),
         who_ranks: BTreeMap::new(),
     };
@@ -342,6 +357,9 @@ pub(crate) struct EvalRun<'a> {
     pub(crate) embedder: Option<&'a dyn Embedder>,
     pub(crate) stores: Arc<dyn StoreProvider>,
     pub(crate) outcomes: Vec<QueryOutcome>,
+    /// With `--across-repos`: the outcomes of the questions asked of their
+    /// repository by name.
+    pub(crate) named: Vec<QueryOutcome>,
     pub(crate) failed: Vec<FailedStep>,
     who_ranks: BTreeMap<String, Vec<WhoRanks>>,
 }
@@ -416,7 +434,7 @@ impl EvalRun<'_> {
 
     /// Asks `qs` of the index of `repo` as it stands (and, with `who`, who
     /// should know each).
-    fn ask(&mut self, repo: &str, qs: &[EvalQuery]) -> Result<()> {
+    pub(crate) fn ask(&mut self, repo: &str, qs: &[EvalQuery]) -> Result<()> {
         let settings = self.settings;
         let opts = self.opts;
         let store = self.stores.open(repo)?;
@@ -495,17 +513,22 @@ impl EvalRun<'_> {
                 EngineError::bad_input(format!("cannot write {}: {e}", path.display()))
             })?;
         }
-        let mut repos = BTreeMap::new();
-        let names: Vec<String> = {
-            let mut n: Vec<String> = outcomes.iter().map(|o| o.repo.clone()).collect();
-            n.dedup();
-            n
-        };
-        for name in names {
-            let subset: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.repo == name).collect();
-            repos.insert(name, metrics(&subset));
-        }
+        let repos = per_repo(outcomes);
         let all: Vec<&QueryOutcome> = outcomes.iter().collect();
+        let overall = metrics(&all);
+        let named = (!self.named.is_empty()).then(|| {
+            let every: Vec<&QueryOutcome> = self.named.iter().collect();
+            let m = metrics(&every);
+            NamedFigures {
+                mrr10_ratio: if m.mrr10 > 0.0 {
+                    round(overall.mrr10 / m.mrr10)
+                } else {
+                    0.0
+                },
+                overall: m,
+                repos: per_repo(&self.named),
+            }
+        });
         let unhinted: Vec<&QueryOutcome> = outcomes.iter().filter(|o| !o.hinted).collect();
         let has_hint_fields = unhinted.len() < outcomes.len();
         let mut who = BTreeMap::new();
@@ -520,7 +543,8 @@ impl EvalRun<'_> {
         Ok(EvalReport {
             who,
             failed: self.failed,
-            overall: metrics(&all),
+            overall,
+            named,
             repos,
             no_hints: has_hint_fields.then(|| metrics(&unhinted)),
             mode: match self.opts.mode {
@@ -531,6 +555,20 @@ impl EvalRun<'_> {
             },
         })
     }
+}
+
+/// Metrics per repository, in the order the outcomes name them.
+fn per_repo(outcomes: &[QueryOutcome]) -> BTreeMap<String, Metrics> {
+    let mut names: Vec<&str> = outcomes.iter().map(|o| o.repo.as_str()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let subset: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.repo == name).collect();
+            (name.to_string(), metrics(&subset))
+        })
+        .collect()
 }
 
 /// A query that could not be run: a miss on every measure.
