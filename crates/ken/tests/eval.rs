@@ -159,12 +159,12 @@ fn across_repos_moves_a_repository_through_its_commits_and_reports_the_named_fig
     // shop: its questions name two commits; the second adds refunds
     let shop = Repo::new();
     python_project(&shop);
-    let first = shop.commit("initial");
+    let first = shop.commit_as("Ann", "ann@example.com", "2024-01-02T10:00:00", "initial");
     shop.write(
         "src/shop/refunds.py",
         "\"\"\"Refunds.\"\"\"\n\n\ndef issue_refund(order, amount):\n    \"\"\"Give the customer back part of an order's amount.\"\"\"\n    order.refunded += amount\n    return order\n",
     );
-    let second = shop.commit("refunds");
+    let second = shop.commit_as("Ann", "ann@example.com", "2024-02-02T10:00:00", "refunds");
     // blog: a repository about something else
     let blog = Repo::new();
     blog.write(
@@ -217,8 +217,8 @@ fn across_repos_moves_a_repository_through_its_commits_and_reports_the_named_fig
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["overall"]["queries"], 3, "{v}");
     assert_eq!(v["overall"]["right_repo@1"], 1.0, "{v}");
-    // refunds.py exists only at the second commit: shop was moved to it
-    // for s1 (and was at the first for s2)
+    // refunds.py exists only at the second commit: shop was at the first
+    // for s2 (the older), then moved to the second for s1
     assert_eq!(v["repos"]["shop"]["mrr@10"], 1.0, "{v}");
     assert_eq!(v["repos"]["blog"]["mrr@10"], 1.0, "{v}");
     // the same questions asked of their own repository, in the same run

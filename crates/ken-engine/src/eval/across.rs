@@ -134,10 +134,11 @@ impl<'r, 'a> Asker<'r, 'a> {
     /// `repo` was indexed at another commit: its open index and the
     /// collection's view are read again.
     fn moved(&mut self, repo: &str) -> Result<()> {
+        let key = self.run.stores.key_of(repo);
         self.open
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(repo);
+            .remove(&key);
         if let Some(f) = self.run.stores.fleet()? {
             self.fleet = f;
         }
@@ -150,7 +151,8 @@ impl<'r, 'a> Asker<'r, 'a> {
         let home = run.settings.home.clone();
         let open = |key: &str| -> Result<Arc<OpenRepo>> {
             let mut cache = self.open.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(r) = cache.get(key) {
+            // (as the engine does: reopened once a writer has committed)
+            if let Some(r) = cache.get(key).filter(|r| r.is_current()) {
                 return Ok(r.clone());
             }
             let r = Arc::new(OpenRepo::open(&home, &*stores, key)?);
