@@ -138,7 +138,7 @@ impl Default for RankParams {
             route_mass: 0.99,
             route_defining: 8,
             route_temp: 0.1,
-            route_history: 0.4,
+            route_history: 0.6,
             issue_words: 40,
             pin_issues: false,
             issue_title: 1,
