@@ -22,6 +22,9 @@ use crate::route::{Repos, search_all};
 use crate::search::SearchRequest;
 use crate::{EngineError, EvalMode, Mode, Result};
 
+const NO_COLLECTION: &str =
+    "--across-repos needs a collection index, which this store does not keep";
+
 /// Questions asked at one commit of their repository (None: its head).
 type AtCommit = (Option<String>, Vec<EvalQuery>);
 
@@ -40,9 +43,7 @@ pub(crate) fn run(run: &mut EvalRun<'_>, by_repo: BTreeMap<String, Vec<EvalQuery
         ));
     }
     if run.stores.fleet()?.is_none() {
-        return Err(EngineError::bad_input(
-            "--across-repos needs a collection index, which this store does not keep",
-        ));
+        return Err(EngineError::bad_input(NO_COLLECTION));
     }
     // each repository's questions by commit, oldest first
     let mut plan: Vec<(String, Vec<AtCommit>)> = Vec::new();
@@ -118,11 +119,11 @@ struct Asker<'r, 'a> {
 
 impl<'r, 'a> Asker<'r, 'a> {
     fn new(run: &'r mut EvalRun<'a>, mode: Mode) -> Result<Self> {
-        let fleet = run.stores.fleet()?.ok_or_else(|| {
-            EngineError::bad_input(
-                "--across-repos needs a collection index, which this store does not keep",
-            )
-        })?;
+        // opened after the first index steps, which wrote to it
+        let fleet = run
+            .stores
+            .fleet()?
+            .ok_or_else(|| EngineError::bad_input(NO_COLLECTION))?;
         Ok(Asker {
             run,
             mode,
