@@ -77,6 +77,10 @@ pub struct RankParams {
     /// How sharply a file's score decides its repository's weight: the
     /// softmax temperature, relative to the best file's score.
     pub route_temp: f32,
+    /// A routing file whose path is among the best of k repositories gives
+    /// each 1/k of its weight (forks and copies of one project all hold it,
+    /// so it says little about which of them is meant; 0: off).
+    pub route_shared: f32,
     /// A question of more words than this (or of several lines, or with a
     /// code block) is read as an issue (`issue.rs`).
     pub issue_words: usize,
@@ -139,6 +143,7 @@ impl Default for RankParams {
             route_defining: 8,
             route_temp: 0.1,
             route_history: 0.6,
+            route_shared: 1.0,
             issue_words: 40,
             pin_issues: false,
             issue_title: 1,
@@ -197,6 +202,7 @@ impl RankParams {
             "route_defining" => self.route_defining = v as usize,
             "route_temp" => self.route_temp = v,
             "route_history" => self.route_history = v,
+            "route_shared" => self.route_shared = v,
             "issue_words" => self.issue_words = v as usize,
             "pin_issues" => self.pin_issues = v != 0.0,
             "issue_title" => self.issue_title = v as usize,

@@ -4,7 +4,9 @@
 //! Routing reads the collection index (`ken_store::Fleet`): one BM25 over
 //! every repository's files, so scores share collection-wide statistics.
 //! A repository's weight is the mass of its files among the best
-//! `route_files`, `Σ exp((s − s_max) / (route_temp · s_max))`, normalised
+//! `route_files`, `Σ exp((s − s_max) / (route_temp · s_max))` (each term
+//! shared among the repositories whose best hold the same path), mixed
+//! with the same over commit messages and normalised
 //! to a probability that it holds the answer; the `route_repos` heaviest
 //! are searched in full, with every repository that defines a symbol the
 //! question names exactly (a symbol defined in several repositories lists
@@ -107,7 +109,7 @@ pub(crate) fn route(
     let known = |repo: &str| by_name.contains_key(repo);
     let mut mass: BTreeMap<&str, f32> = BTreeMap::new();
     for (hits, share) in [(&files, 1.0 - p.route_history), (&commits, p.route_history)] {
-        for (repo, w) in weights(hits, p.route_temp, &known) {
+        for (repo, w) in weights(hits, p.route_temp, &known, p.route_shared > 0.0) {
             *mass.entry(repo).or_default() += share * w;
         }
     }
@@ -206,26 +208,42 @@ pub(crate) fn route(
 
 /// Each repository's share of the softmax of `hits`' scores (temperature
 /// `temp` times the best), over the repositories `known` accepts: what the
-/// caller may not see does not move the weights of what it may.
+/// caller may not see does not move the weights of what it may. With
+/// `shared`, a path among the hits of k repositories gives each 1/k of its
+/// term: copies and forks of one project all hold its files, and thirty
+/// copies of one file should not outweigh the one repository whose own
+/// file it is.
 fn weights<'h>(
     hits: &'h [FleetHit],
     temp: f32,
     known: &dyn Fn(&str) -> bool,
+    shared: bool,
 ) -> BTreeMap<&'h str, f32> {
-    let scored: Vec<(&str, f32)> = hits
+    let mut holders: HashMap<&str, f32> = HashMap::new();
+    for h in hits.iter().filter(|h| known(&h.repo)) {
+        *holders.entry(h.path.as_str()).or_default() += 1.0;
+    }
+    let scored: Vec<(&str, f32, f32)> = hits
         .iter()
         .filter(|h| known(&h.repo))
-        .map(|h| (h.repo.as_str(), h.score))
+        .map(|h| {
+            let share = if shared {
+                1.0 / holders[h.path.as_str()]
+            } else {
+                1.0
+            };
+            (h.repo.as_str(), h.score, share)
+        })
         .collect();
     let best = scored
         .iter()
-        .map(|(_, s)| *s)
+        .map(|(_, s, _)| *s)
         .fold(0.0f32, f32::max)
         .max(f32::MIN_POSITIVE);
     let temp = (temp * best).max(f32::MIN_POSITIVE);
     let mut mass: BTreeMap<&str, f32> = BTreeMap::new();
-    for (repo, score) in scored {
-        *mass.entry(repo).or_default() += ((score - best) / temp).exp();
+    for (repo, score, share) in scored {
+        *mass.entry(repo).or_default() += share * ((score - best) / temp).exp();
     }
     let total: f32 = mass.values().sum();
     if total > 0.0 {
@@ -368,11 +386,33 @@ mod tests {
         let seen = [fh("a", 1.0), fh("b", 0.9)];
         let all = [fh("hidden", 10.0), fh("a", 1.0), fh("b", 0.9)];
         let known = |r: &str| r != "hidden";
-        let w_seen = weights(&seen, 0.1, &known);
-        let w_all = weights(&all, 0.1, &known);
+        let w_seen = weights(&seen, 0.1, &known, false);
+        let w_all = weights(&all, 0.1, &known, false);
         assert_eq!(w_seen, w_all);
         assert!(!w_all.contains_key("hidden"));
         assert!(w_all["a"] > w_all["b"]);
+    }
+
+    #[test]
+    fn a_path_many_repositories_hold_shares_its_weight() {
+        let fh = |repo: &str, path: &str, score: f32| FleetHit {
+            repo: repo.into(),
+            path: path.into(),
+            score,
+        };
+        // three copies hold the same file, one repository its own
+        let hits = [
+            fh("copy-1", "src/app.py", 1.0),
+            fh("copy-2", "src/app.py", 1.0),
+            fh("copy-3", "src/app.py", 1.0),
+            fh("own", "lib/only.py", 1.0),
+        ];
+        let all = |_: &str| true;
+        let plain = weights(&hits, 0.1, &all, false);
+        let shared = weights(&hits, 0.1, &all, true);
+        assert!((plain["own"] - 0.25).abs() < 1e-6);
+        assert!((shared["own"] - 0.5).abs() < 1e-6, "{shared:?}");
+        assert!((shared["copy-1"] - 1.0 / 6.0).abs() < 1e-6, "{shared:?}");
     }
 
     #[test]
