@@ -219,19 +219,18 @@ fn weights<'h>(
     known: &dyn Fn(&str) -> bool,
     shared: bool,
 ) -> BTreeMap<&'h str, f32> {
+    let seen: Vec<&FleetHit> = hits.iter().filter(|h| known(&h.repo)).collect();
+    // how many repositories' best hold each path (counted only when shared)
     let mut holders: HashMap<&str, f32> = HashMap::new();
-    for h in hits.iter().filter(|h| known(&h.repo)) {
-        *holders.entry(h.path.as_str()).or_default() += 1.0;
+    if shared {
+        for h in &seen {
+            *holders.entry(h.path.as_str()).or_default() += 1.0;
+        }
     }
-    let scored: Vec<(&str, f32, f32)> = hits
+    let scored: Vec<(&str, f32, f32)> = seen
         .iter()
-        .filter(|h| known(&h.repo))
         .map(|h| {
-            let share = if shared {
-                1.0 / holders[h.path.as_str()]
-            } else {
-                1.0
-            };
+            let share = holders.get(h.path.as_str()).map_or(1.0, |k| 1.0 / k);
             (h.repo.as_str(), h.score, share)
         })
         .collect();

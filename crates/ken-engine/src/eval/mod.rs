@@ -557,7 +557,7 @@ impl EvalRun<'_> {
     }
 }
 
-/// Metrics per repository, in the order the outcomes name them.
+/// Metrics per repository, by name.
 fn per_repo(outcomes: &[QueryOutcome]) -> BTreeMap<String, Metrics> {
     let mut names: Vec<&str> = outcomes.iter().map(|o| o.repo.as_str()).collect();
     names.sort();
