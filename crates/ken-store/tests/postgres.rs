@@ -61,6 +61,69 @@ fn migrations_are_applied_once_and_a_newer_schema_is_refused() {
     assert!(err.contains("9999"), "{err}");
 }
 
+/// A database written before commit messages had postings (schema 8)
+/// gets them when it is migrated: its commits are found across
+/// repositories without being indexed again.
+#[test]
+fn commits_stored_before_their_postings_are_found_after_the_migration() {
+    use ken_store::{CommitRecord, LexicalQuery};
+    let db = Db::new();
+    let p = PgProvider::connect(&db.url()).unwrap();
+    let mut w = p.open_for_writing("acme/web").unwrap();
+    let commit = |sha: &str, msg: &str| CommitRecord {
+        sha: sha.into(),
+        author_name: "Ada".into(),
+        author_email: "ada@example.com".into(),
+        author_time: 1,
+        committer_time: 1,
+        summary: msg.into(),
+        message: msg.into(),
+        parents: Vec::new(),
+        files: vec![("web/app.py".into(), "M".into(), None)],
+    };
+    w.add_commits(&[
+        commit("c1", "Call every teardown callback despite errors"),
+        commit("c2", "Fix typo"),
+    ])
+    .unwrap();
+    w.finish().unwrap();
+    drop((w, p));
+    // back to schema 8: no postings, no document numbers
+    block(async {
+        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+        for sql in [
+            "DROP TABLE commit_terms",
+            "DROP TABLE commit_stats",
+            "ALTER TABLE commits DROP COLUMN doc",
+            "DELETE FROM ken_schema WHERE version >= 9",
+        ] {
+            sqlx::query(sql).execute(&mut c).await.unwrap();
+        }
+    });
+    let p = PgProvider::connect(&db.url()).unwrap();
+    let fleet = p.fleet().unwrap().unwrap();
+    let q = |text: &str| LexicalQuery {
+        text: text.into(),
+        limit: 10,
+        ..LexicalQuery::default()
+    };
+    let hits = fleet.search_commits(&q("teardown errors")).unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(),
+        ["c1"],
+        "{hits:?}"
+    );
+    // and a commit added after the migration is found beside them
+    let mut w = p.open_for_writing("acme/web").unwrap();
+    w.add_commits(&[commit("c3", "Teardown runs once")])
+        .unwrap();
+    w.finish().unwrap();
+    let hits = fleet.search_commits(&q("teardown")).unwrap();
+    let mut shas: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    shas.sort();
+    assert_eq!(shas, ["c1", "c3"], "{hits:?}");
+}
+
 #[test]
 fn a_bad_url_or_a_missing_server_is_a_clear_error() {
     let err = PgProvider::connect("postgres://nobody:pw@127.0.0.1:1/none")

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::Pg;
-use super::store::{commit_query_words, pg_text};
+use super::store::pg_text;
 use crate::embedded::lexical::query_terms;
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result};
@@ -126,20 +126,40 @@ impl Fleet for PgFleet {
         })
     }
 
+    /// BM25 over every repository's commit messages, with the statistics
+    /// of all of them (`commit_terms`, `commit_stats`).
     fn search_commits(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
-        let words = commit_query_words(&q.text);
-        if words.is_empty() {
+        let (terms, term_weights): (Vec<String>, Vec<f32>) = query_terms(&q.text)
+            .into_iter()
+            .map(|(t, n)| (t, q.weights.term_weight(n)))
+            .unzip();
+        if terms.is_empty() {
             return Ok(Vec::new());
         }
         let limit = q.limit.max(1) as i64;
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
             let rows = sqlx::query(
-                "SELECT repo, sha, ts_rank(search, query)::float4 AS score
-                 FROM commits, (SELECT to_tsquery('english', $1) || to_tsquery('simple', $1) AS query) q
-                 WHERE search @@ query ORDER BY score DESC, repo, sha LIMIT $2",
+                "WITH p AS MATERIALIZED (
+                     SELECT t.doc, t.term, t.tf, t.len FROM commit_terms t WHERE t.term = ANY($1::text[])),
+                 n AS (SELECT sum(n)::float8 AS n,
+                              greatest(sum(total)::float8 / greatest(sum(n), 1), 1e-9) AS avglen
+                       FROM commit_stats),
+                 df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),
+                 qt AS (SELECT * FROM unnest($1::text[], $2::real[]) AS qt(term, weight)),
+                 s AS (
+                     SELECT p.doc, sum(qt.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
+                               * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * p.len / n.avglen)))::float4 AS score
+                     FROM p
+                     JOIN df ON df.term = p.term
+                     JOIN qt ON qt.term = p.term
+                     CROSS JOIN n
+                     GROUP BY p.doc ORDER BY score DESC, p.doc LIMIT $3)
+                 SELECT c.repo, c.sha, s.score FROM s JOIN commits c ON c.doc = s.doc
+                 ORDER BY s.score DESC, c.repo, c.sha",
             )
-            .bind(words.join(" | "))
+            .bind(&terms)
+            .bind(&term_weights)
             .bind(limit)
             .fetch_all(&pool)
             .await?;

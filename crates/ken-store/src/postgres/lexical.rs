@@ -107,6 +107,77 @@ impl Postings {
     }
 }
 
+/// What a commit message is searched by: its full text, or its summary
+/// when it has no more (as the embedded collection indexes it).
+pub(crate) fn commit_text<'a>(summary: &'a str, message: &'a str) -> &'a str {
+    if message.is_empty() { summary } else { message }
+}
+
+/// The postings of commit messages (`commit_terms`), so the commits of
+/// every repository are scored with BM25 over the statistics of all of
+/// them, as the files are: `ts_rank` has no document frequencies, and its
+/// cost is a pass over every commit a common word matches.
+#[derive(Default)]
+pub(crate) struct CommitPostings {
+    repos: Vec<i64>,
+    docs: Vec<i64>,
+    terms: Vec<String>,
+    tfs: Vec<i32>,
+    lens: Vec<i32>,
+    /// Per repository: (messages, their total length).
+    stats: std::collections::BTreeMap<i64, (i64, i64)>,
+}
+
+impl CommitPostings {
+    pub fn add(&mut self, repo: i64, doc: i64, text: &str) {
+        let mut counts: HashMap<String, i32> = HashMap::new();
+        let mut len = 0;
+        for t in tokenizer::query_terms(text) {
+            *counts.entry(t).or_default() += 1;
+            len += 1;
+        }
+        for (term, tf) in counts {
+            self.repos.push(repo);
+            self.docs.push(doc);
+            self.terms.push(term);
+            self.tfs.push(tf);
+            self.lens.push(len);
+        }
+        let s = self.stats.entry(repo).or_default();
+        s.0 += 1;
+        s.1 += len as i64;
+    }
+
+    pub async fn insert(self, conn: &mut sqlx::PgConnection) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO commit_terms(repo, doc, term, tf, len)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::int[])",
+        )
+        .bind(&self.repos)
+        .bind(&self.docs)
+        .bind(&self.terms)
+        .bind(&self.tfs)
+        .bind(&self.lens)
+        .execute(&mut *conn)
+        .await?;
+        let repos: Vec<i64> = self.stats.keys().copied().collect();
+        let ns: Vec<i64> = self.stats.values().map(|v| v.0).collect();
+        let totals: Vec<i64> = self.stats.values().map(|v| v.1).collect();
+        sqlx::query(
+            "INSERT INTO commit_stats(repo, n, total)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
+             ON CONFLICT (repo)
+             DO UPDATE SET n = commit_stats.n + excluded.n, total = commit_stats.total + excluded.total",
+        )
+        .bind(&repos)
+        .bind(&ns)
+        .bind(&totals)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+}
+
 /// The fields' numbers and weights, as the postings number them.
 pub(crate) fn weights(w: FieldWeights) -> (Vec<i16>, Vec<f32>) {
     (vec![0, 1, 2, 3], vec![w.body, w.symbol, w.path, w.doc])

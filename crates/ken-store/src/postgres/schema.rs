@@ -16,7 +16,33 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (6, V6),
     (7, V7),
     (8, V8),
+    (9, V9),
 ];
+
+/// Commit messages as BM25 postings, for the question asked of every
+/// repository (postgres/fleet.rs): each commit gets a document number, its
+/// message's terms are rows of `commit_terms` and each repository's count
+/// and total length a row of `commit_stats`. The rows of the commits
+/// already stored are written by [`backfill_commit_terms`] in the same
+/// transaction.
+const V9: &str = r#"
+ALTER TABLE commits ADD COLUMN doc bigserial;
+CREATE UNIQUE INDEX commits_by_doc ON commits (doc);
+CREATE TABLE commit_terms (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    doc bigint NOT NULL,
+    term text NOT NULL,
+    tf int NOT NULL,
+    len int NOT NULL
+);
+CREATE INDEX commit_terms_by_term ON commit_terms (term) INCLUDE (repo, doc, tf, len);
+CREATE INDEX commit_terms_by_repo ON commit_terms (repo);
+CREATE TABLE commit_stats (
+    repo bigint PRIMARY KEY REFERENCES repos ON DELETE CASCADE,
+    n bigint NOT NULL,
+    total bigint NOT NULL
+);
+"#;
 
 /// What polling saw of each repository's remote (`ken repos poll`,
 /// `poll_interval`): the head of the branch it follows, or why not.
@@ -368,6 +394,9 @@ async fn apply(conn: &mut sqlx::PgConnection) -> Result<()> {
         sqlx::raw_sql(sqlx::AssertSqlSafe(*sql))
             .execute(&mut *tx)
             .await?;
+        if *version == 9 {
+            backfill_commit_terms(&mut tx).await?;
+        }
         sqlx::query("INSERT INTO ken_schema(version) VALUES ($1)")
             .bind(version)
             .execute(&mut *tx)
@@ -375,4 +404,32 @@ async fn apply(conn: &mut sqlx::PgConnection) -> Result<()> {
         tx.commit().await?;
     }
     Ok(())
+}
+
+/// The postings of every stored commit message (migration 9), a page of
+/// commits at a time.
+async fn backfill_commit_terms(conn: &mut sqlx::PgConnection) -> Result<()> {
+    let mut after = 0i64;
+    loop {
+        let rows = sqlx::query(
+            "SELECT repo, doc, summary, message FROM commits WHERE doc > $1 ORDER BY doc LIMIT 5000",
+        )
+        .bind(after)
+        .fetch_all(&mut *conn)
+        .await?;
+        let Some(last) = rows.last() else {
+            return Ok(());
+        };
+        after = last.get(1);
+        let mut postings = super::lexical::CommitPostings::default();
+        for r in &rows {
+            let (summary, message): (String, String) = (r.get(2), r.get(3));
+            postings.add(
+                r.get(0),
+                r.get(1),
+                super::lexical::commit_text(&summary, &message),
+            );
+        }
+        postings.insert(conn).await?;
+    }
 }

@@ -1457,7 +1457,55 @@ pub fn one_question_over_every_repository(p: &dyn StoreProvider) {
                 &["web/app.py"],
             )],
         ),
-        ("acme/math", "math/matrix.py", MATRIX_PY, Vec::new()),
+        (
+            "acme/math",
+            "math/matrix.py",
+            MATRIX_PY,
+            // a word most commits hold says little: these lose to one
+            // rare word, however often they say it
+            vec![
+                commit(
+                    "m1",
+                    "Bo",
+                    "bo@example.com",
+                    90,
+                    "Fix fix fix",
+                    &["math/matrix.py"],
+                ),
+                commit(
+                    "m2",
+                    "Bo",
+                    "bo@example.com",
+                    80,
+                    "Fix lint",
+                    &["math/matrix.py"],
+                ),
+                commit(
+                    "m3",
+                    "Bo",
+                    "bo@example.com",
+                    70,
+                    "Fix typo in fix",
+                    &["math/matrix.py"],
+                ),
+                commit(
+                    "m4",
+                    "Bo",
+                    "bo@example.com",
+                    60,
+                    "Fix build",
+                    &["math/matrix.py"],
+                ),
+                commit(
+                    "m5",
+                    "Bo",
+                    "bo@example.com",
+                    50,
+                    "Fix docs",
+                    &["math/matrix.py"],
+                ),
+            ],
+        ),
     ];
     let fleet = p
         .fleet()
@@ -1543,6 +1591,23 @@ pub fn one_question_over_every_repository(p: &dyn StoreProvider) {
     assert_eq!(
         commits.first().map(|h| (h.repo.as_str(), h.path.as_str())),
         Some(("acme/web", "c1"))
+    );
+    // BM25 over all repositories' commits: the rare word decides
+    let commits = fleet.search_commits(&query("fix the teardown")).unwrap();
+    let found: Vec<(&str, &str)> = commits
+        .iter()
+        .map(|h| (h.repo.as_str(), h.path.as_str()))
+        .collect();
+    assert_eq!(found.first(), Some(&("acme/web", "c1")), "{commits:?}");
+    assert_eq!(
+        found.len(),
+        6,
+        "every commit with a word of the question: {commits:?}"
+    );
+    assert_eq!(found[1], ("acme/math", "m1"), "{commits:?}");
+    assert!(
+        commits[1].score > commits[5].score,
+        "a word said three times weighs more than once: {commits:?}"
     );
     let defs = fleet.defining("determinant", 10).unwrap();
     let repos_defining: HashSet<&str> = defs.iter().map(|h| h.repo.as_str()).collect();

@@ -8,8 +8,6 @@ mod history_store;
 mod index_store;
 mod vector_store;
 
-pub(crate) use history_store::commit_query_words;
-
 use std::future::Future;
 use std::sync::Arc;
 
