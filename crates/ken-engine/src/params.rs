@@ -105,6 +105,10 @@ pub struct RankParams {
     /// (at full match, made today) counts against a whole target's lines
     /// (0: off).
     pub w_who_similar: f32,
+    /// `ken who`: how much being among the repository's most active authors
+    /// lately (commits before the indexed one, each by its recency, the
+    /// most active person 1) counts against a whole target's lines (0: off).
+    pub w_who_active: f32,
     /// Learn the fusion from each repository's history at index time and
     /// search with what was learned (tune.rs); off: these constants only.
     pub learned: bool,
@@ -153,6 +157,7 @@ impl Default for RankParams {
             w_fixes: 0.0,
             w_recent: 0.0,
             w_who_similar: 2.0,
+            w_who_active: 0.0,
             learned: true,
             fields: FieldWeights::default(),
         }
@@ -213,6 +218,7 @@ impl RankParams {
             "w_fixes" => self.w_fixes = v,
             "w_recent" => self.w_recent = v,
             "w_who_similar" => self.w_who_similar = v,
+            "w_who_active" => self.w_who_active = v,
             "f_body" => self.fields.body = v,
             "f_symbol" => self.fields.symbol = v,
             "f_path" => self.fields.path = v,

@@ -476,15 +476,57 @@ fn recency(now: i64, when: i64) -> f32 {
 /// (`RankParams::w_who_similar`).
 pub type SimilarCommits = [(String, f32)];
 
+/// How long a commit counts toward being active in a repository lately.
+const ACTIVE_HALF_LIFE_DAYS: f64 = 90.0;
+
+/// The people most active in the repository lately, by person id: each
+/// commit before `now` counts by its age (half-life
+/// [`ACTIVE_HALF_LIFE_DAYS`]), the most active person gets `w`, bots none.
+pub fn active_authors(
+    store: &dyn HistoryStore,
+    ids: &Identities,
+    now: i64,
+    w: f32,
+) -> Result<Vec<(PersonRef, f32)>> {
+    if w <= 0.0 {
+        return Ok(Vec::new());
+    }
+    let mut by: HashMap<String, (PersonRef, f64)> = HashMap::new();
+    for (name, email, authored, committed) in store.commit_times()? {
+        if committed > now {
+            continue;
+        }
+        let p = ids.resolve(&name, &email);
+        if p.is_bot {
+            continue;
+        }
+        let days = ((now - authored).max(0) as f64) / 86_400.0;
+        by.entry(p.id.clone()).or_insert_with(|| (p, 0.0)).1 +=
+            0.5f64.powf(days / ACTIVE_HALF_LIFE_DAYS);
+    }
+    let best = by.values().map(|v| v.1).fold(0.0, f64::max);
+    if best <= 0.0 {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<(PersonRef, f32)> = by
+        .into_values()
+        .map(|(p, a)| (p, (w as f64 * a / best) as f32))
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
+    Ok(out)
+}
+
 /// Rank the people who know `targets`: recency-weighted line ownership,
 /// plus their commits that touched the targets' files, plus the commits
-/// that addressed similar questions before (`similar`, recency-weighted).
-/// Bots are left out.
+/// that addressed similar questions before (`similar`, recency-weighted),
+/// plus how active each has been lately (`active`, by person id, from
+/// [`active_authors`]). Bots are left out.
 pub fn rank_people(
     store: &dyn HistoryStore,
     ids: &Identities,
     targets: &[Target],
     similar: &SimilarCommits,
+    active: &[(PersonRef, f32)],
     now: i64,
     limit: usize,
 ) -> Result<Vec<WhoPerson>> {
@@ -555,6 +597,12 @@ pub fn rank_people(
             when: Some(c.author_time),
         });
         who.entry(p.id.clone()).or_insert(p);
+    }
+    // who is active lately adds to what the evidence above found, and
+    // may bring in someone it did not
+    for (p, a) in active {
+        *score.entry(p.id.clone()).or_default() += a;
+        who.entry(p.id.clone()).or_insert_with(|| p.clone());
     }
     let mut ranked: Vec<(String, f32)> = score.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -723,6 +771,49 @@ mod tests {
             .into_iter()
             .map(|e| (e.path, e.id))
             .collect()
+    }
+
+    /// Lately outweighs long ago: many old commits count less than a few
+    /// recent ones, commits after `now` and bots not at all, and the most
+    /// active person gets the whole weight.
+    #[test]
+    fn the_most_active_lately_is_not_the_most_active_ever() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = EmbeddedStore::open_for_writing(dir.path()).unwrap();
+        let day = 86_400;
+        let now = 1_000 * day;
+        let commit = |n: usize, name: &str, t: i64| CommitRecord {
+            sha: format!("{n:040}"),
+            author_name: name.into(),
+            author_email: format!("{}@example.com", name.to_lowercase()),
+            author_time: t,
+            committer_time: t,
+            summary: "change".into(),
+            message: "change".into(),
+            parents: Vec::new(),
+            files: Vec::new(),
+        };
+        let mut commits = Vec::new();
+        // Old Timer: twenty commits two years ago; Newcomer: three this month
+        for i in 0..20 {
+            commits.push(commit(i, "Old Timer", now - 730 * day));
+        }
+        for i in 20..23 {
+            commits.push(commit(i, "Newcomer", now - 10 * day));
+        }
+        commits.push(commit(23, "dependabot[bot]", now - day));
+        commits.push(commit(24, "Future", now + day));
+        store.add_commits(&commits).unwrap();
+        let ids = Identities::default();
+        let active = active_authors(&store, &ids, now, 2.0).unwrap();
+        let names: Vec<&str> = active
+            .iter()
+            .map(|(p, _)| p.display_name.as_str())
+            .collect();
+        assert_eq!(names, ["Newcomer", "Old Timer"], "{active:?}");
+        assert_eq!(active[0].1, 2.0);
+        assert!(active[1].1 < 0.1, "{active:?}");
+        assert!(active_authors(&store, &ids, now, 0.0).unwrap().is_empty());
     }
 
     /// Each line's commit, in order.

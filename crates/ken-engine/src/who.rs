@@ -55,6 +55,7 @@ pub fn who_store(
         .filter(|(p, _)| p == q || p.starts_with(&format!("{q}/")))
         .collect();
     let mut similar: Vec<(String, f32)> = Vec::new();
+    let mut active = Vec::new();
     let (read_as, targets): (&str, Vec<Target>) = if !q.is_empty() && !under.is_empty() {
         let targets = under
             .iter()
@@ -126,13 +127,14 @@ pub fn who_store(
                 })
                 .collect();
             similar = similar_commits(store, q, env.rank.w_who_similar)?;
+            active = people::active_authors(store, ids, now, env.rank.w_who_active)?;
             ("topic", targets)
         }
     };
     Ok(WhoResponse {
         query: query.to_string(),
         read_as: read_as.to_string(),
-        people: people::rank_people(store, ids, &targets, &similar, now, limit)?,
+        people: people::rank_people(store, ids, &targets, &similar, &active, now, limit)?,
         notes: Vec::new(),
         tickets: Vec::new(),
     })

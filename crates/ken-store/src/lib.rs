@@ -143,6 +143,9 @@ pub trait GraphStore {
     fn save_graph_index(&mut self, seq: u64, index_json: &str) -> Result<()>;
 }
 
+/// A commit's author (name, email), author time and committer time.
+pub type CommitTime = (String, String, i64, i64);
+
 /// History and blame: commits with their files, commit search, per-line blame.
 pub trait HistoryStore {
     /// Commits known, and the newest committer time.
@@ -159,6 +162,23 @@ pub trait HistoryStore {
     fn all_commits(&self) -> Result<Vec<CommitRecord>>;
     /// Each distinct author (name, email), by their newest commit, newest first.
     fn commit_authors(&self) -> Result<Vec<(String, String)>>;
+    /// Every commit's author (name, email), author time and committer
+    /// time, in no particular order: who was active when, without reading
+    /// messages.
+    fn commit_times(&self) -> Result<Vec<CommitTime>> {
+        Ok(self
+            .all_commits()?
+            .into_iter()
+            .map(|c| {
+                (
+                    c.author_name,
+                    c.author_email,
+                    c.author_time,
+                    c.committer_time,
+                )
+            })
+            .collect())
+    }
     /// Full-text search over commit messages and changed paths: (sha, score).
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>>;
     /// (sha, path) of the commits that changed any of `paths`.

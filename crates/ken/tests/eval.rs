@@ -275,3 +275,84 @@ fn across_repos_refuses_what_it_cannot_measure() {
         assert!(stderr(&out).contains(says), "{extra}: {}", stderr(&out));
     }
 }
+
+/// `--who`: each question's author is looked for in `ken who`, among the
+/// repository's most active authors and among the gold files'; the
+/// per-query lines say where, and whether the author could be found.
+#[test]
+fn who_finds_each_questions_author_and_says_where() {
+    let r = Repo::new();
+    python_project(&r);
+    r.remove("src/shop/payments.py");
+    r.commit_as(
+        "Ada",
+        "ada@example.com",
+        "2024-01-02T10:00:00",
+        "Session tokens",
+    );
+    python_project(&r);
+    let base = r.commit_as(
+        "Bob",
+        "bob@example.com",
+        "2024-01-03T10:00:00",
+        "Retry payments with backoff",
+    );
+    let set = tempfile::NamedTempFile::new().unwrap();
+    let q = |id: &str, query: &str, gold: &str, name: &str| {
+        serde_json::json!({"id": id, "repo": "shop", "base_sha": base, "query": query,
+            "gold_files": [gold], "author_name": name,
+            "author_email": format!("{}@example.com", name.to_lowercase())})
+    };
+    let lines = [
+        q(
+            "q1",
+            "refresh the session token",
+            "src/shop/session.py",
+            "Ada",
+        ),
+        q(
+            "q2",
+            "retry a failed payment",
+            "src/shop/payments.py",
+            "Bob",
+        ),
+        q(
+            "q3",
+            "retry a failed payment",
+            "src/shop/payments.py",
+            "Zed",
+        ),
+    ];
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(set.path(), text).unwrap();
+    let per_query = tempfile::NamedTempFile::new().unwrap();
+    let ken = Ken::new();
+    let repo_arg = format!("shop={}", r.path().display());
+    let out = ken.run(&[
+        "eval",
+        set.path().to_str().unwrap(),
+        "--repo",
+        &repo_arg,
+        "--who",
+        "--per-query",
+        per_query.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let who = &v["who"]["overall"];
+    assert_eq!(who["queries"], 3, "{who}");
+    assert_eq!(who["answerable"], 2, "Zed has no commit: {who}");
+    assert_eq!(who["on_answerable"]["ken_who"]["hit@1"], 1.0, "{who}");
+    assert_eq!(who["ken_who"]["hit@1"], 0.667, "{who}");
+    let per: Vec<serde_json::Value> = std::fs::read_to_string(per_query.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |id: &str| per.iter().find(|p| p["id"] == id).unwrap()["who"].clone();
+    assert_eq!(of("q1")["ranks"][0], 1, "{per:?}");
+    assert_eq!(of("q1")["ranks"][2], 1, "Ada is session.py's only author");
+    assert_eq!(of("q2")["ranks"][0], 1, "{per:?}");
+    assert_eq!(of("q3")["answerable"], false);
+    assert!(of("q3")["ranks"][0].is_null());
+}

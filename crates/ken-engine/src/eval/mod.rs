@@ -243,6 +243,9 @@ pub struct QueryOutcome {
     /// Distinct files in that context.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_files: Option<usize>,
+    /// With `--who`: where the query's author is in each list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub who: Option<WhoRanks>,
 }
 
 pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
@@ -461,6 +464,7 @@ impl EvalRun<'_> {
             identities: None,
             template: Some(&template),
         };
+        let mut who_of: HashMap<&str, WhoRanks> = HashMap::new();
         if opts.who {
             let entry = self.who_ranks.entry(repo.to_string()).or_default();
             // every commit author observed: read once per indexed commit
@@ -468,6 +472,7 @@ impl EvalRun<'_> {
             for q in qs {
                 if let Some(r) = who_query(store, &ids, q, env)? {
                     entry.push(r);
+                    who_of.insert(q.id.as_str(), r);
                 }
             }
         }
@@ -494,6 +499,7 @@ impl EvalRun<'_> {
                 outcome.context_hit = Some(hit);
                 outcome.context_files = Some(files);
             }
+            outcome.who = who_of.get(q.id.as_str()).copied();
             self.outcomes.push(outcome);
         }
         Ok(())
@@ -593,6 +599,7 @@ fn failed_query(repo: &str, q: &EvalQuery, error: &str) -> QueryOutcome {
         right_repo: None,
         context_hit: None,
         context_files: None,
+        who: None,
     }
 }
 
@@ -834,6 +841,7 @@ pub(crate) fn outcome_against(
         right_repo: None,
         context_hit: None,
         context_files: None,
+        who: None,
     }
 }
 
@@ -949,9 +957,11 @@ fn who_metrics(ranks: &[WhoRanks]) -> WhoMetrics {
     }
 }
 
-/// The true author's rank by each method, and whether they could be found.
-#[derive(Debug, Clone, Copy)]
-struct WhoRanks {
+/// The true author's rank by each method (`ken who`, the repository's
+/// most active authors, the gold files' most active authors), and whether
+/// they could be found (a commit of theirs at or before the indexed one).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WhoRanks {
     ranks: [Option<usize>; 3],
     answerable: bool,
 }

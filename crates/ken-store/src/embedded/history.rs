@@ -337,6 +337,20 @@ pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<CommitRecord>> {
     Ok(out)
 }
 
+/// Every commit's author, author time and committer time (None: an index
+/// of the layout before, read through [`all_commits`]).
+pub(crate) fn commit_times(conn: &Connection) -> Result<Option<Vec<crate::CommitTime>>> {
+    if legacy(conn)? {
+        return Ok(None);
+    }
+    let mut stmt = conn.prepare(
+        "SELECT p.name, p.email, h.author_time, h.committer_time
+         FROM history h JOIN people p ON p.id = h.author",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    Ok(Some(rows.collect::<std::result::Result<_, _>>()?))
+}
+
 /// Every (name, e-mail) that authored a commit, most recent first.
 pub(crate) fn commit_authors(conn: &Connection) -> Result<Vec<(String, String)>> {
     if legacy(conn)? {

@@ -554,6 +554,24 @@ impl HistoryStore for EmbeddedStore {
         history::commit_authors(&*self.conns.get()?)
     }
 
+    fn commit_times(&self) -> Result<Vec<crate::CommitTime>> {
+        match history::commit_times(&*self.conns.get()?)? {
+            Some(times) => Ok(times),
+            None => Ok(self
+                .all_commits()?
+                .into_iter()
+                .map(|c| {
+                    (
+                        c.author_name,
+                        c.author_email,
+                        c.author_time,
+                        c.committer_time,
+                    )
+                })
+                .collect()),
+        }
+    }
+
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
         history::search_commits(&*self.conns.get()?, query, limit)
     }

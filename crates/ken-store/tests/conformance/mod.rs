@@ -502,6 +502,17 @@ pub fn history_and_blame(p: &dyn StoreProvider) {
             ("Bob".to_string(), "bob@example.com".to_string())
         ]
     );
+    let mut times = w.commit_times().unwrap();
+    times.sort_by_key(|t| t.2);
+    let at = |n: &str, t: i64| {
+        (
+            n.to_string(),
+            format!("{}@example.com", n.to_lowercase()),
+            t,
+            t,
+        )
+    };
+    assert_eq!(times, [at("Ada", 100), at("Bob", 200), at("Ada", 300)]);
     let found = w.search_commits("token race", 5).unwrap();
     assert_eq!(found[0].0, "b2");
     let mut touching = w.commits_touching(&["src/retry.rs".into()]).unwrap();

@@ -131,6 +131,21 @@ impl HistoryStore for PgStore {
         })
     }
 
+    fn commit_times(&self) -> Result<Vec<crate::CommitTime>> {
+        self.read(|pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT author_name, author_email, author_time, committer_time FROM commits WHERE repo = $1",
+            )
+            .bind(repo)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .collect())
+        })
+    }
+
     fn commit_authors(&self) -> Result<Vec<(String, String)>> {
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
