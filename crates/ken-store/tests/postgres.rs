@@ -95,6 +95,8 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
             "DROP TABLE commit_terms",
             "DROP TABLE commit_stats",
             "ALTER TABLE commits DROP COLUMN doc",
+            "ALTER TABLE commits ADD COLUMN search tsvector NOT NULL DEFAULT ''",
+            "CREATE INDEX commits_search ON commits USING gin (search)",
             "DELETE FROM ken_schema WHERE version >= 9",
         ] {
             sqlx::query(sql).execute(&mut c).await.unwrap();
@@ -113,6 +115,12 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
         ["c1"],
         "{hits:?}"
     );
+    // the repository's own commit search reads the changed paths' words too
+    let r = p.open("acme/web").unwrap();
+    let found = r.search_commits("typo in app", 5).unwrap();
+    assert_eq!(found.first().map(|f| f.0.as_str()), Some("c2"), "{found:?}");
+    assert_eq!(found.len(), 2, "both changed web/app.py: {found:?}");
+    drop(r);
     // and a commit added after the migration is found beside them
     let mut w = p.open_for_writing("acme/web").unwrap();
     w.add_commits(&[commit("c3", "Teardown runs once")])

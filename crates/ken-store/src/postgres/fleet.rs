@@ -141,7 +141,8 @@ impl Fleet for PgFleet {
         self.pg.run(async move {
             let rows = sqlx::query(
                 "WITH p AS MATERIALIZED (
-                     SELECT t.doc, t.term, t.tf, t.len FROM commit_terms t WHERE t.term = ANY($1::text[])),
+                     SELECT t.doc, t.term, t.tf, t.len FROM commit_terms t
+                     WHERE t.field = 0 AND t.term = ANY($1::text[])),
                  n AS (SELECT sum(n)::float8 AS n,
                               greatest(sum(total)::float8 / greatest(sum(n), 1), 1e-9) AS avglen
                        FROM commit_stats),

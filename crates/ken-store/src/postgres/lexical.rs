@@ -113,14 +113,15 @@ pub(crate) fn commit_text<'a>(summary: &'a str, message: &'a str) -> &'a str {
     if message.is_empty() { summary } else { message }
 }
 
-/// The postings of commit messages (`commit_terms`), so the commits of
-/// every repository are scored with BM25 over the statistics of all of
-/// them, as the files are: `ts_rank` has no document frequencies, and its
-/// cost is a pass over every commit a common word matches.
+/// The postings of commits (`commit_terms`): field 0 their messages'
+/// terms, so the commits of every repository are scored with BM25 over
+/// the statistics of all of them, as the files are; field 1 the words of
+/// the paths each changed, once per commit.
 #[derive(Default)]
 pub(crate) struct CommitPostings {
     repos: Vec<i64>,
     docs: Vec<i64>,
+    fields: Vec<i16>,
     terms: Vec<String>,
     tfs: Vec<i32>,
     lens: Vec<i32>,
@@ -128,20 +129,44 @@ pub(crate) struct CommitPostings {
     stats: std::collections::BTreeMap<i64, (i64, i64)>,
 }
 
+/// The words of a path as commit search matches them: split at every
+/// character that is not a letter or digit, lowercased (`src/flask/app.py`:
+/// src, flask, app, py).
+pub(crate) fn path_words(path: &str) -> impl Iterator<Item = String> + '_ {
+    path.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
 impl CommitPostings {
-    pub fn add(&mut self, repo: i64, doc: i64, text: &str) {
+    pub fn add<'a>(
+        &mut self,
+        repo: i64,
+        doc: i64,
+        message: &str,
+        paths: impl IntoIterator<Item = &'a str>,
+    ) {
         let mut counts: HashMap<String, i32> = HashMap::new();
         let mut len = 0;
-        for t in tokenizer::query_terms(text) {
+        for t in tokenizer::query_terms(message) {
             *counts.entry(t).or_default() += 1;
             len += 1;
         }
-        for (term, tf) in counts {
+        let mut push = |field: i16, term: String, tf: i32, len: i32| {
             self.repos.push(repo);
             self.docs.push(doc);
+            self.fields.push(field);
             self.terms.push(term);
             self.tfs.push(tf);
             self.lens.push(len);
+        };
+        for (term, tf) in counts {
+            push(0, term, tf, len);
+        }
+        let words: std::collections::BTreeSet<String> =
+            paths.into_iter().flat_map(path_words).collect();
+        for w in words {
+            push(1, w, 1, 0);
         }
         let s = self.stats.entry(repo).or_default();
         s.0 += 1;
@@ -150,11 +175,12 @@ impl CommitPostings {
 
     pub async fn insert(self, conn: &mut sqlx::PgConnection) -> Result<()> {
         sqlx::query(
-            "INSERT INTO commit_terms(repo, doc, term, tf, len)
-             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::int[])",
+            "INSERT INTO commit_terms(repo, doc, field, term, tf, len)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::text[], $5::int[], $6::int[])",
         )
         .bind(&self.repos)
         .bind(&self.docs)
+        .bind(&self.fields)
         .bind(&self.terms)
         .bind(&self.tfs)
         .bind(&self.lens)

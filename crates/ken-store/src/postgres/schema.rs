@@ -19,24 +19,31 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (9, V9),
 ];
 
-/// Commit messages as BM25 postings, for the question asked of every
-/// repository (postgres/fleet.rs): each commit gets a document number, its
-/// message's terms are rows of `commit_terms` and each repository's count
-/// and total length a row of `commit_stats`. The rows of the commits
-/// already stored are written by [`backfill_commit_terms`] in the same
-/// transaction.
+/// Commits as BM25 postings, replacing their full text (`search`, ranked
+/// by `ts_rank`, which knows no document frequencies and passes over every
+/// commit a common word matches): each commit gets a document number;
+/// field 0 holds its message's terms (`commit_stats` keeps each
+/// repository's count and total length), field 1 the words of the paths
+/// it changed, once each. A question over every repository reads the
+/// messages by term alone (postgres/fleet.rs); one repository's commit
+/// search reads both fields by repository and term. The rows of the
+/// commits already stored are written by [`backfill_commit_terms`] in the
+/// same transaction.
 const V9: &str = r#"
 ALTER TABLE commits ADD COLUMN doc bigserial;
 CREATE UNIQUE INDEX commits_by_doc ON commits (doc);
+DROP INDEX commits_search;
+ALTER TABLE commits DROP COLUMN search;
 CREATE TABLE commit_terms (
     repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
     doc bigint NOT NULL,
+    field smallint NOT NULL,
     term text NOT NULL,
     tf int NOT NULL,
     len int NOT NULL
 );
-CREATE INDEX commit_terms_by_term ON commit_terms (term) INCLUDE (repo, doc, tf, len);
-CREATE INDEX commit_terms_by_repo ON commit_terms (repo);
+CREATE INDEX commit_terms_messages ON commit_terms (term) INCLUDE (repo, doc, tf, len) WHERE field = 0;
+CREATE INDEX commit_terms_by_repo ON commit_terms (repo, term) INCLUDE (field, doc, tf, len);
 CREATE TABLE commit_stats (
     repo bigint PRIMARY KEY REFERENCES repos ON DELETE CASCADE,
     n bigint NOT NULL,
@@ -406,13 +413,16 @@ async fn apply(conn: &mut sqlx::PgConnection) -> Result<()> {
     Ok(())
 }
 
-/// The postings of every stored commit message (migration 9), a page of
-/// commits at a time.
+/// The postings of every stored commit (migration 9), a page of commits
+/// at a time.
 async fn backfill_commit_terms(conn: &mut sqlx::PgConnection) -> Result<()> {
     let mut after = 0i64;
     loop {
         let rows = sqlx::query(
-            "SELECT repo, doc, summary, message FROM commits WHERE doc > $1 ORDER BY doc LIMIT 5000",
+            "SELECT c.repo, c.doc, c.summary, c.message,
+                    coalesce((SELECT array_agg(f.path) FROM commit_files f
+                              WHERE f.repo = c.repo AND f.sha = c.sha), '{}')
+             FROM commits c WHERE c.doc > $1 ORDER BY c.doc LIMIT 5000",
         )
         .bind(after)
         .fetch_all(&mut *conn)
@@ -424,10 +434,12 @@ async fn backfill_commit_terms(conn: &mut sqlx::PgConnection) -> Result<()> {
         let mut postings = super::lexical::CommitPostings::default();
         for r in &rows {
             let (summary, message): (String, String) = (r.get(2), r.get(3));
+            let paths: Vec<String> = r.get(4);
             postings.add(
                 r.get(0),
                 r.get(1),
                 super::lexical::commit_text(&summary, &message),
+                paths.iter().map(String::as_str),
             );
         }
         postings.insert(conn).await?;
