@@ -281,15 +281,41 @@ pub fn identities(home: &Path, store: &(impl ChunkStore + ?Sized)) -> Result<Ide
 /// [`identities`] with every commit author of the history observed, so
 /// that people seen only in commits can be found by any alias, and authors
 /// who are one person (the same name, a noreply handle) resolve as one.
+/// Only commits at or before `until` (the indexed commit's time) count:
+/// an index moved back to an older commit still holds the history after
+/// it, and its authors are not known yet at that commit.
 pub fn observed_identities(
     home: &Path,
     store: &(impl ChunkStore + HistoryStore + ?Sized),
+    until: Option<i64>,
 ) -> Result<Identities> {
     let mut ids = identities(home, store)?;
-    for (name, email) in store.commit_authors()? {
+    for (name, email) in authors_until(store, until)? {
         ids.observe(&name, &email);
     }
     Ok(ids)
+}
+
+/// Each distinct author of the commits at or before `until`, by their
+/// newest commit, newest first (as [`HistoryStore::commit_authors`]).
+fn authors_until(
+    store: &(impl HistoryStore + ?Sized),
+    until: Option<i64>,
+) -> Result<Vec<(String, String)>> {
+    let newest = store.commit_stats()?.1;
+    let Some(until) = until.filter(|u| newest.is_some_and(|n| n > *u)) else {
+        return Ok(store.commit_authors()?);
+    };
+    let mut last: HashMap<(String, String), i64> = HashMap::new();
+    for (name, email, _, committed) in store.commit_times()? {
+        if committed <= until {
+            let t = last.entry((name, email)).or_insert(committed);
+            *t = (*t).max(committed);
+        }
+    }
+    let mut authors: Vec<((String, String), i64)> = last.into_iter().collect();
+    authors.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(authors.into_iter().map(|(a, _)| a).collect())
 }
 
 /// Authorship of line ranges, with caches (one per query).
@@ -814,6 +840,42 @@ mod tests {
         assert_eq!(active[0].1, 2.0);
         assert!(active[1].1 < 0.1, "{active:?}");
         assert!(active_authors(&store, &ids, now, 0.0).unwrap().is_empty());
+    }
+
+    /// An index moved back to an older commit still holds the later
+    /// history: its authors are not observed until the index reaches them.
+    #[test]
+    fn authors_after_the_indexed_commit_are_not_observed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = EmbeddedStore::open_for_writing(dir.path()).unwrap();
+        let commit = |n: usize, name: &str, t: i64| CommitRecord {
+            sha: format!("{n:040}"),
+            author_name: name.into(),
+            author_email: format!("{}@example.com", name.to_lowercase()),
+            author_time: t,
+            committer_time: t,
+            summary: "change".into(),
+            message: "change".into(),
+            parents: Vec::new(),
+            files: Vec::new(),
+        };
+        store
+            .add_commits(&[
+                commit(1, "Ada", 100),
+                commit(2, "Bob", 300),
+                commit(3, "Cy", 200),
+            ])
+            .unwrap();
+        let names = |until| -> Vec<String> {
+            authors_until(&store, until)
+                .unwrap()
+                .into_iter()
+                .map(|a| a.0)
+                .collect()
+        };
+        assert_eq!(names(Some(250)), ["Cy", "Ada"]);
+        assert_eq!(names(Some(400)), ["Bob", "Cy", "Ada"]);
+        assert_eq!(names(None), ["Bob", "Cy", "Ada"]);
     }
 
     /// Each line's commit, in order.

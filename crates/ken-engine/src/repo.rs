@@ -71,7 +71,7 @@ impl OpenRepo {
         // read the version first: a commit after this point makes us stale
         let version = store.data_version()?;
         let state = store.state()?;
-        let ids = people::observed_identities(home, &*store)?;
+        let ids = people::observed_identities(home, &*store, state.commit_time)?;
         Ok(OpenRepo {
             name: state.name.clone().unwrap_or_else(|| key.into()),
             store,

@@ -468,7 +468,7 @@ impl EvalRun<'_> {
         if opts.who {
             let entry = self.who_ranks.entry(repo.to_string()).or_default();
             // every commit author observed: read once per indexed commit
-            let ids = crate::people::observed_identities(&settings.home, store)?;
+            let ids = crate::people::observed_identities(&settings.home, store, state.commit_time)?;
             for q in qs {
                 if let Some(r) = who_query(store, &ids, q, env)? {
                     entry.push(r);
