@@ -12,6 +12,18 @@ use crate::embedded::lexical::query_terms;
 use crate::tokenizer;
 use crate::{FieldWeights, LexicalQuery, Result};
 
+/// A text's terms as the analyzer gives them, each with its count, and
+/// their number (the field's length for BM25).
+fn term_counts(text: &str) -> (HashMap<String, i32>, i32) {
+    let mut counts: HashMap<String, i32> = HashMap::new();
+    let mut len = 0;
+    for t in tokenizer::query_terms(text) {
+        *counts.entry(t).or_default() += 1;
+        len += 1;
+    }
+    (counts, len)
+}
+
 /// Postings and lengths of a batch's documents, as columns for `unnest`.
 #[derive(Default)]
 pub(crate) struct Postings {
@@ -30,12 +42,7 @@ impl Postings {
     /// Add one document: body, symbol, path, doc.
     pub fn add(&mut self, doc: i64, fields: [&str; 4]) {
         for (field, text) in fields.iter().enumerate() {
-            let mut counts: HashMap<String, i32> = HashMap::new();
-            let mut len = 0;
-            for t in tokenizer::query_terms(text) {
-                *counts.entry(t).or_default() += 1;
-                len += 1;
-            }
+            let (counts, len) = term_counts(text);
             for (term, tf) in counts {
                 self.docs.push(doc);
                 self.fields.push(field as i16);
@@ -146,12 +153,7 @@ impl CommitPostings {
         message: &str,
         paths: impl IntoIterator<Item = &'a str>,
     ) {
-        let mut counts: HashMap<String, i32> = HashMap::new();
-        let mut len = 0;
-        for t in tokenizer::query_terms(message) {
-            *counts.entry(t).or_default() += 1;
-            len += 1;
-        }
+        let (counts, len) = term_counts(message);
         let mut push = |field: i16, term: String, tf: i32, len: i32| {
             self.repos.push(repo);
             self.docs.push(doc);
