@@ -799,16 +799,9 @@ mod tests {
             .collect()
     }
 
-    /// Lately outweighs long ago: many old commits count less than a few
-    /// recent ones, commits after `now` and bots not at all, and the most
-    /// active person gets the whole weight.
-    #[test]
-    fn the_most_active_lately_is_not_the_most_active_ever() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = EmbeddedStore::open_for_writing(dir.path()).unwrap();
-        let day = 86_400;
-        let now = 1_000 * day;
-        let commit = |n: usize, name: &str, t: i64| CommitRecord {
+    /// The `n`th commit, by `name` at time `t`, with no files.
+    fn commit(n: usize, name: &str, t: i64) -> CommitRecord {
+        CommitRecord {
             sha: format!("{n:040}"),
             author_name: name.into(),
             author_email: format!("{}@example.com", name.to_lowercase()),
@@ -818,7 +811,18 @@ mod tests {
             message: "change".into(),
             parents: Vec::new(),
             files: Vec::new(),
-        };
+        }
+    }
+
+    /// Lately outweighs long ago: many old commits count less than a few
+    /// recent ones, commits after `now` and bots not at all, and the most
+    /// active person gets the whole weight.
+    #[test]
+    fn the_most_active_lately_is_not_the_most_active_ever() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = EmbeddedStore::open_for_writing(dir.path()).unwrap();
+        let day = 86_400;
+        let now = 1_000 * day;
         let mut commits = Vec::new();
         // Old Timer: twenty commits two years ago; Newcomer: three this month
         for i in 0..20 {
@@ -848,17 +852,6 @@ mod tests {
     fn authors_after_the_indexed_commit_are_not_observed() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = EmbeddedStore::open_for_writing(dir.path()).unwrap();
-        let commit = |n: usize, name: &str, t: i64| CommitRecord {
-            sha: format!("{n:040}"),
-            author_name: name.into(),
-            author_email: format!("{}@example.com", name.to_lowercase()),
-            author_time: t,
-            committer_time: t,
-            summary: "change".into(),
-            message: "change".into(),
-            parents: Vec::new(),
-            files: Vec::new(),
-        };
         store
             .add_commits(&[
                 commit(1, "Ada", 100),

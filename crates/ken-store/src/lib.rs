@@ -165,20 +165,7 @@ pub trait HistoryStore {
     /// Every commit's author (name, email), author time and committer
     /// time, in no particular order: who was active when, without reading
     /// messages.
-    fn commit_times(&self) -> Result<Vec<CommitTime>> {
-        Ok(self
-            .all_commits()?
-            .into_iter()
-            .map(|c| {
-                (
-                    c.author_name,
-                    c.author_email,
-                    c.author_time,
-                    c.committer_time,
-                )
-            })
-            .collect())
-    }
+    fn commit_times(&self) -> Result<Vec<CommitTime>>;
     /// Full-text search over commit messages and changed paths: (sha, score).
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>>;
     /// (sha, path) of the commits that changed any of `paths`.

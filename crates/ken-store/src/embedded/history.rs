@@ -337,18 +337,17 @@ pub(crate) fn all_commits(conn: &Connection) -> Result<Vec<CommitRecord>> {
     Ok(out)
 }
 
-/// Every commit's author, author time and committer time (None: an index
-/// of the layout before, read through [`all_commits`]).
-pub(crate) fn commit_times(conn: &Connection) -> Result<Option<Vec<crate::CommitTime>>> {
-    if legacy(conn)? {
-        return Ok(None);
-    }
-    let mut stmt = conn.prepare(
+/// Every commit's author, author time and committer time.
+pub(crate) fn commit_times(conn: &Connection) -> Result<Vec<crate::CommitTime>> {
+    let sql = if legacy(conn)? {
+        "SELECT author_name, author_email, author_time, committer_time FROM commits"
+    } else {
         "SELECT p.name, p.email, h.author_time, h.committer_time
-         FROM history h JOIN people p ON p.id = h.author",
-    )?;
+         FROM history h JOIN people p ON p.id = h.author"
+    };
+    let mut stmt = conn.prepare(sql)?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
-    Ok(Some(rows.collect::<std::result::Result<_, _>>()?))
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 /// Every (name, e-mail) that authored a commit, most recent first.

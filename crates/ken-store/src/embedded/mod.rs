@@ -555,21 +555,7 @@ impl HistoryStore for EmbeddedStore {
     }
 
     fn commit_times(&self) -> Result<Vec<crate::CommitTime>> {
-        match history::commit_times(&*self.conns.get()?)? {
-            Some(times) => Ok(times),
-            None => Ok(self
-                .all_commits()?
-                .into_iter()
-                .map(|c| {
-                    (
-                        c.author_name,
-                        c.author_email,
-                        c.author_time,
-                        c.committer_time,
-                    )
-                })
-                .collect()),
-        }
+        history::commit_times(&*self.conns.get()?)
     }
 
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {

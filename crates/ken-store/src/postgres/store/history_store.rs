@@ -168,8 +168,7 @@ impl HistoryStore for PgStore {
     /// each word of the question that is a word of a changed path,
     /// [`PATH_WEIGHT`] times that word's idf over the commits.
     fn search_commits(&self, query: &str, limit: usize) -> Result<Vec<(String, f32)>> {
-        let mut terms: Vec<String> = query_terms(query).into_iter().map(|(t, _)| t).collect();
-        terms.dedup();
+        let terms: Vec<String> = query_terms(query).into_iter().map(|(t, _)| t).collect();
         let words = commit_query_words(query);
         if (terms.is_empty() && words.is_empty()) || limit == 0 {
             return Ok(Vec::new());
