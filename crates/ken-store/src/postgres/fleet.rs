@@ -10,8 +10,8 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::Pg;
+use super::lexical::{self, field_stats, frequencies, weigh, weighted_terms};
 use super::store::pg_text;
-use crate::embedded::lexical::query_terms;
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result};
 
@@ -76,48 +76,58 @@ impl Fleet for PgFleet {
     }
 
     fn search(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
-        let (terms, term_weights): (Vec<String>, Vec<f32>) = query_terms(&q.text)
-            .into_iter()
-            .map(|(t, n)| (t, q.weights.term_weight(n)))
-            .unzip();
+        let terms = weighted_terms(q);
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let (fields, ws) = super::lexical::weights(q.weights);
+        let names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
+        let (_, field_weights) = lexical::weights(q.weights);
         let languages: Vec<String> = q.languages.iter().map(|l| l.name().to_string()).collect();
         let limit = q.limit.max(1) as i64;
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
             // the files' postings of every repository, with the statistics
-            // of all of them: one scale
+            // of all of them: one scale (read first, see `lexical::Weighed`)
+            let df = sqlx::query(
+                "SELECT field, term, count(*)::float8 FROM lex_terms
+                 WHERE files AND term = ANY($1::text[]) GROUP BY field, term",
+            )
+            .bind(&names)
+            .fetch_all(&pool)
+            .await?;
+            let stats = sqlx::query(
+                "SELECT field, sum(n)::float8, sum(total)::float8 FROM lex_stats
+                 WHERE files GROUP BY field",
+            )
+            .fetch_all(&pool)
+            .await?;
+            let k = weigh(&terms, &field_weights, &frequencies(&df), &field_stats(&stats));
+            if k.terms.is_empty() {
+                return Ok(Vec::new());
+            }
             let rows = sqlx::query(
-                "WITH p AS MATERIALIZED (
-                     SELECT t.repo, t.doc, t.field, t.term, t.tf, t.len FROM lex_terms t
-                     WHERE t.files AND t.term = ANY($1::text[])),
-                 w AS (SELECT * FROM unnest($2::smallint[], $3::real[]) AS w(field, weight) WHERE weight > 0),
-                 n AS (SELECT field, sum(n)::float8 AS n,
-                              greatest(sum(total)::float8 / greatest(sum(n), 1), 1e-9) AS avglen
-                       FROM lex_stats WHERE files GROUP BY field),
-                 df AS (SELECT field, term, count(*)::float8 AS df FROM p GROUP BY field, term),
-                 qt AS (SELECT * FROM unnest($1::text[], $4::real[]) AS qt(term, weight)),
-                 s AS (
-                     SELECT p.repo, p.doc, sum(w.weight * qt.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
-                               * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * p.len / n.avglen)))::float4 AS score
-                     FROM p
-                     JOIN w ON w.field = p.field
-                     JOIN df ON df.field = p.field AND df.term = p.term
-                     JOIN n ON n.field = p.field
-                     JOIN qt ON qt.term = p.term
-                     GROUP BY p.repo, p.doc)
+                "WITH s AS (
+                     SELECT t.repo, t.doc,
+                            sum((CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
+                                * t.tf / (t.tf + $6 + ($7::float8[])[t.field + 1] * t.len))::float4 AS score
+                     FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[], $5::float8[])
+                          AS k(term, w0, w1, w2, w3)
+                     JOIN lex_terms t ON t.term = k.term
+                     WHERE t.files AND t.field = ANY($8::smallint[])
+                     GROUP BY t.repo, t.doc)
                  SELECT s.repo, f.path, s.score FROM s
                  JOIN lex_files f ON f.repo = s.repo AND f.doc = s.doc
-                 WHERE cardinality($5::text[]) = 0 OR f.language = ANY($5)
-                 ORDER BY s.score DESC, s.repo, f.path LIMIT $6",
+                 WHERE cardinality($9::text[]) = 0 OR f.language = ANY($9)
+                 ORDER BY s.score DESC, s.repo, f.path LIMIT $10",
             )
-            .bind(&terms)
-            .bind(&fields)
-            .bind(&ws)
-            .bind(&term_weights)
+            .bind(&k.terms)
+            .bind(&k.w[0])
+            .bind(&k.w[1])
+            .bind(&k.w[2])
+            .bind(&k.w[3])
+            .bind(lexical::K1_FLAT)
+            .bind(&k.per_len)
+            .bind(&k.live)
             .bind(&languages)
             .bind(limit)
             .fetch_all(&pool)
@@ -129,38 +139,45 @@ impl Fleet for PgFleet {
     /// BM25 over every repository's commit messages, with the statistics
     /// of all of them (`commit_terms`, `commit_stats`).
     fn search_commits(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
-        let (terms, term_weights): (Vec<String>, Vec<f32>) = query_terms(&q.text)
-            .into_iter()
-            .map(|(t, n)| (t, q.weights.term_weight(n)))
-            .unzip();
+        let terms = weighted_terms(q);
         if terms.is_empty() {
             return Ok(Vec::new());
         }
+        let names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
         let limit = q.limit.max(1) as i64;
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
+            let df = sqlx::query(
+                "SELECT 0::int2, term, count(*)::float8 FROM commit_terms
+                 WHERE field = 0 AND term = ANY($1::text[]) GROUP BY term",
+            )
+            .bind(&names)
+            .fetch_all(&pool)
+            .await?;
+            let stats = sqlx::query(
+                "SELECT 0::int2, coalesce(sum(n), 0)::float8, coalesce(sum(total), 0)::float8
+                 FROM commit_stats",
+            )
+            .fetch_all(&pool)
+            .await?;
+            let k = weigh(&terms, &[1.0], &frequencies(&df), &field_stats(&stats));
+            if k.terms.is_empty() {
+                return Ok(Vec::new());
+            }
             let rows = sqlx::query(
-                "WITH p AS MATERIALIZED (
-                     SELECT t.doc, t.term, t.tf, t.len FROM commit_terms t
-                     WHERE t.field = 0 AND t.term = ANY($1::text[])),
-                 n AS (SELECT sum(n)::float8 AS n,
-                              greatest(sum(total)::float8 / greatest(sum(n), 1), 1e-9) AS avglen
-                       FROM commit_stats),
-                 df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),
-                 qt AS (SELECT * FROM unnest($1::text[], $2::real[]) AS qt(term, weight)),
-                 s AS (
-                     SELECT p.doc, sum(qt.weight * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
-                               * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * p.len / n.avglen)))::float4 AS score
-                     FROM p
-                     JOIN df ON df.term = p.term
-                     JOIN qt ON qt.term = p.term
-                     CROSS JOIN n
-                     GROUP BY p.doc ORDER BY score DESC, p.doc LIMIT $3)
+                "WITH s AS (
+                     SELECT t.doc, sum(k.w * t.tf / (t.tf + $3 + $4 * t.len))::float4 AS score
+                     FROM unnest($1::text[], $2::float8[]) AS k(term, w)
+                     JOIN commit_terms t ON t.term = k.term
+                     WHERE t.field = 0
+                     GROUP BY t.doc ORDER BY score DESC, t.doc LIMIT $5)
                  SELECT c.repo, c.sha, s.score FROM s JOIN commits c ON c.doc = s.doc
                  ORDER BY s.score DESC, c.repo, c.sha",
             )
-            .bind(&terms)
-            .bind(&term_weights)
+            .bind(&k.terms)
+            .bind(&k.w[0])
+            .bind(lexical::K1_FLAT)
+            .bind(k.per_len[0])
             .bind(limit)
             .fetch_all(&pool)
             .await?;

@@ -6,7 +6,9 @@ use sqlx::Row;
 use sqlx::postgres::PgRow;
 
 use super::super::bump;
-use super::super::lexical::{CommitPostings, commit_text};
+use super::super::lexical::{
+    CommitPostings, K1_FLAT, commit_text, field_stats, frequencies, weigh,
+};
 use super::*;
 use crate::embedded::lexical::query_terms;
 use crate::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Result};
@@ -174,20 +176,35 @@ impl HistoryStore for PgStore {
             return Ok(Vec::new());
         }
         self.read(move |pool, repo| async move {
-            let messages = sqlx::query(
-                "WITH p AS MATERIALIZED (
-                     SELECT t.doc, t.term, t.tf, t.len FROM commit_terms t
-                     WHERE t.repo = $1 AND t.field = 0 AND t.term = ANY($2::text[])),
-                 n AS (SELECT n::float8 AS n, greatest(total::float8 / greatest(n, 1), 1e-9) AS avglen
-                       FROM commit_stats WHERE repo = $1),
-                 df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term)
-                 SELECT p.doc, sum(ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))
-                            * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * p.len / n.avglen)))::float8
-                 FROM p JOIN df ON df.term = p.term CROSS JOIN n
-                 GROUP BY p.doc ORDER BY 2 DESC, p.doc LIMIT $3",
+            // the statistics first (see `lexical::Weighed`)
+            let df = sqlx::query(
+                "SELECT 0::int2, term, count(*)::float8 FROM commit_terms
+                 WHERE repo = $1 AND field = 0 AND term = ANY($2::text[]) GROUP BY term",
             )
             .bind(repo)
             .bind(&terms)
+            .fetch_all(&pool)
+            .await?;
+            let stats = sqlx::query(
+                "SELECT 0::int2, n::float8, total::float8 FROM commit_stats WHERE repo = $1",
+            )
+            .bind(repo)
+            .fetch_all(&pool)
+            .await?;
+            let once: Vec<(String, f32)> = terms.iter().map(|t| (t.clone(), 1.0)).collect();
+            let k = weigh(&once, &[1.0], &frequencies(&df), &field_stats(&stats));
+            let messages = sqlx::query(
+                "SELECT t.doc, sum(k.w * t.tf / (t.tf + $4 + $5 * t.len))::float8
+                 FROM unnest($2::text[], $3::float8[]) AS k(term, w)
+                 JOIN commit_terms t ON t.repo = $1 AND t.term = k.term
+                 WHERE t.field = 0
+                 GROUP BY t.doc ORDER BY 2 DESC, t.doc LIMIT $6",
+            )
+            .bind(repo)
+            .bind(&k.terms)
+            .bind(k.w.first().cloned().unwrap_or_default())
+            .bind(K1_FLAT)
+            .bind(k.per_len.first().copied().unwrap_or_default())
             .bind((limit * 4).max(50) as i64)
             .fetch_all(&pool)
             .await?;
