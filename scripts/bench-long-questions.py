@@ -11,11 +11,12 @@ per build and round. Then compares the builds' answers question by question
 (the ranked paths of the last round) and prints how many differ.
 
 The store is the one the home uses: set KEN_STORE=postgres://… for
-PostgreSQL (every build then reads the same database; a build that
-migrates it must be the last one named).
+PostgreSQL. Every build then reads the same database, unless --store
+gives each build its own (one --store per --ken, in order: a build that
+migrates the schema reads a copy, `CREATE DATABASE b TEMPLATE a`).
 
 usage: scripts/bench-long-questions.py HOME SET --ken BIN [--ken BIN …]
-           [--across] [--max N] [--rounds R] [--min-chars C]
+           [--store URL …] [--across] [--max N] [--rounds R] [--min-chars C]
 """
 import argparse
 import json
@@ -30,16 +31,27 @@ ap = argparse.ArgumentParser()
 ap.add_argument("home")
 ap.add_argument("set")
 ap.add_argument("--ken", action="append", required=True)
+ap.add_argument("--store", action="append", default=[])
 ap.add_argument("--across", action="store_true")
 ap.add_argument("--max", type=int, default=1000)
 ap.add_argument("--rounds", type=int, default=2)
 ap.add_argument("--min-chars", type=int, default=0)
 ap.add_argument("--port", default="7981")
 args = ap.parse_args()
+if args.store and len(args.store) != len(args.ken):
+    ap.error("one --store per --ken")
+
+
+def env_of(i):
+    env = dict(os.environ)
+    if args.store:
+        env["KEN_STORE"] = args.store[i]
+    return env
+
 
 first = args.ken[0]
 listed = subprocess.run(
-    [first, "--home", args.home, "--json", "status"], check=True, capture_output=True
+    [first, "--home", args.home, "--json", "status"], check=True, capture_output=True, env=env_of(0)
 ).stdout
 held = {r["name"] for r in json.loads(listed)["repos"]}
 questions = []
@@ -51,12 +63,16 @@ with open(args.set) as f:
 questions = questions[: args.max]
 print(f"{len(questions)} questions, {sum(len(q[2]) for q in questions) // max(len(questions), 1)} characters on average")
 
-made = subprocess.run(
-    [first, "--home", args.home, "--json", "token", "create", "--scope", "read", "--repo", "*", "--label", "bench"],
-    check=True,
-    capture_output=True,
-)
-token = json.loads(made.stdout)["token"]
+tokens = []
+for i, ken in enumerate(args.ken):
+    made = subprocess.run(
+        [ken, "--home", args.home, "--json", "token", "create", "--scope", "read", "--repo", "*", "--label", "bench"],
+        check=True,
+        capture_output=True,
+        env=env_of(i),
+    )
+    tokens.append(json.loads(made.stdout)["token"])
+token = tokens[0]
 base = f"http://127.0.0.1:{args.port}"
 
 
@@ -76,11 +92,13 @@ def ask(q, repo):
 
 answers = {}
 for rnd in range(1, args.rounds + 1):
-    for ken in args.ken:
+    for i, ken in enumerate(args.ken):
+        token = tokens[i]
         server = subprocess.Popen(
             [ken, "--home", args.home, "--embedder", "off", "serve", "--addr", f"127.0.0.1:{args.port}", "--no-jobs"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=env_of(i),
         )
         try:
             for _ in range(600):

@@ -92,6 +92,7 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
     block(async {
         let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
         for sql in [
+            "DROP TABLE lex_df",
             "DROP TABLE commit_terms",
             "DROP TABLE commit_stats",
             "ALTER TABLE commits DROP COLUMN doc",
@@ -214,17 +215,75 @@ fn vector_search_uses_an_hnsw_index_per_repository() {
     );
 }
 
+/// Rows where the stored document frequencies (`lex_df`) and a count of
+/// the postings disagree, and how many rows `lex_df` has.
+fn df_against_postings(url: &str) -> (i64, i64) {
+    block(async {
+        let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+        let wrong: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM
+                 (SELECT repo, files, term, field, count(*)::int AS df FROM lex_terms
+                  GROUP BY repo, files, term, field) a
+             FULL JOIN lex_df d USING (repo, files, term, field)
+             WHERE a.df IS DISTINCT FROM d.df",
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM lex_df")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        (wrong, rows)
+    })
+}
+
 /// BM25 statistics are kept exactly: after replaced and deleted files
-/// every score equals a fresh index's.
+/// every score equals a fresh index's, and each term's document frequency
+/// equals a count of its postings (a term no document holds any more has
+/// no row).
 #[test]
 fn bm25_statistics_follow_deletes_exactly() {
     let db = Db::new();
     let p = PgProvider::connect(&db.url()).unwrap();
-    for (q, [churned, fresh]) in conformance::churned(&p) {
-        assert_eq!(churned.len(), fresh.len(), "{q}");
-        for (c, f) in churned.iter().zip(&fresh) {
-            assert_eq!((&c.0, c.1), (&f.0, f.1), "{q}");
-            assert!((c.2 - f.2).abs() < 1e-4, "{q}: {churned:?} vs {fresh:?}");
+    let same_scores = |runs: Vec<(String, [conformance::Scored; 2])>| {
+        for (q, [churned, fresh]) in runs {
+            assert_eq!(churned.len(), fresh.len(), "{q}");
+            for (c, f) in churned.iter().zip(&fresh) {
+                assert_eq!((&c.0, c.1), (&f.0, f.1), "{q}");
+                assert!((c.2 - f.2).abs() < 1e-4, "{q}: {churned:?} vs {fresh:?}");
+            }
+        }
+    };
+    same_scores(conformance::churned(&p));
+    let (wrong, rows) = df_against_postings(&db.url());
+    assert_eq!(wrong, 0);
+    assert!(rows > 0);
+    // a database from before the frequencies were stored (schema 9) gets
+    // them from its postings when it is migrated
+    drop(p);
+    block(async {
+        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+        for sql in [
+            "DROP TABLE lex_df",
+            "DELETE FROM ken_schema WHERE version >= 10",
+        ] {
+            sqlx::query(sql).execute(&mut c).await.unwrap();
+        }
+    });
+    let p = PgProvider::connect(&db.url()).unwrap();
+    assert_eq!(df_against_postings(&db.url()), (0, rows));
+    // and searches it as before: the same rows as a fresh index's
+    let again = Db::new();
+    let q = PgProvider::connect(&again.url()).unwrap();
+    let fresh_rows: Vec<_> = conformance::churned(&q);
+    let migrated_rows: Vec<_> = conformance::search_again(&p);
+    for ((q1, [_, fresh]), (q2, migrated)) in fresh_rows.into_iter().zip(migrated_rows) {
+        assert_eq!(q1, q2);
+        assert_eq!(migrated.len(), fresh.len(), "{q1}");
+        for (m, f) in migrated.iter().zip(&fresh) {
+            assert_eq!((&m.0, m.1), (&f.0, f.1), "{q1}");
+            assert!((m.2 - f.2).abs() < 1e-4, "{q1}: {migrated:?} vs {fresh:?}");
         }
     }
 }

@@ -89,7 +89,7 @@ impl Fleet for PgFleet {
             // the files' postings of every repository, with the statistics
             // of all of them: one scale (read first, see `lexical::Weighed`)
             let df = sqlx::query(
-                "SELECT field, term, count(*)::float8 FROM lex_terms
+                "SELECT field, term, sum(df)::float8 FROM lex_df
                  WHERE files AND term = ANY($1::text[]) GROUP BY field, term",
             )
             .bind(&names)

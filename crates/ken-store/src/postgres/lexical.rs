@@ -86,6 +86,28 @@ impl Postings {
         .bind(&self.lens)
         .execute(&mut **tx)
         .await?;
+        // each term's document frequency gains the batch's documents
+        // (every posting is one document's, field and term once)
+        let mut df: HashMap<(&str, i16), i32> = HashMap::new();
+        for (term, field) in self.terms.iter().zip(&self.fields) {
+            *df.entry((term.as_str(), *field)).or_default() += 1;
+        }
+        let mut df: Vec<((&str, i16), i32)> = df.into_iter().collect();
+        df.sort_unstable();
+        let (keys, counts): (Vec<_>, Vec<i32>) = df.into_iter().unzip();
+        let (df_terms, df_fields): (Vec<&str>, Vec<i16>) = keys.into_iter().unzip();
+        sqlx::query(
+            "INSERT INTO lex_df(repo, files, term, field, df)
+             SELECT $1, $2, * FROM unnest($3::text[], $4::smallint[], $5::int[])
+             ON CONFLICT (repo, files, term, field) DO UPDATE SET df = lex_df.df + excluded.df",
+        )
+        .bind(repo)
+        .bind(files)
+        .bind(&df_terms)
+        .bind(&df_fields)
+        .bind(&counts)
+        .execute(&mut **tx)
+        .await?;
         // the BM25 statistics gain what comes (what goes was taken off
         // when it was deleted): no batch recounts the repository
         let mut per_field: std::collections::BTreeMap<i16, (i64, i64)> = Default::default();
@@ -333,11 +355,11 @@ pub(crate) async fn search(
         return Ok(Vec::new());
     }
     let names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
-    // the statistics first: the document frequencies count every posting
+    // the statistics first: the document frequencies count every document
     // of the repository, the filters apply to scoring only
     let df = sqlx::query(
-        "SELECT field, term, count(*)::float8 FROM lex_terms
-         WHERE repo = $1 AND files = $2 AND term = ANY($3::text[]) GROUP BY field, term",
+        "SELECT field, term, df::float8 FROM lex_df
+         WHERE repo = $1 AND files = $2 AND term = ANY($3::text[])",
     )
     .bind(repo)
     .bind(files)

@@ -17,7 +17,28 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (7, V7),
     (8, V8),
     (9, V9),
+    (10, V10),
 ];
+
+/// Each term's document frequency, field by field (`lex_df`), kept by
+/// the writers beside the postings: a question's statistics are then a
+/// lookup per term, not a second pass over every posting of its terms
+/// (which cost as much as scoring them). Across repositories the files'
+/// frequencies are read by term alone and summed.
+const V10: &str = r#"
+CREATE TABLE lex_df (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    files boolean NOT NULL,
+    term text NOT NULL,
+    field smallint NOT NULL,
+    df int NOT NULL,
+    PRIMARY KEY (repo, files, term, field)
+);
+INSERT INTO lex_df (repo, files, term, field, df)
+SELECT repo, files, term, field, count(*) FROM lex_terms GROUP BY repo, files, term, field;
+CREATE INDEX lex_df_files ON lex_df (term) INCLUDE (field, df) WHERE files;
+ANALYZE lex_df;
+"#;
 
 /// Commits as BM25 postings, replacing their full text (`search`, ranked
 /// by `ts_rank`, which knows no document frequencies and passes over every

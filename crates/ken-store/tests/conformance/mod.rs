@@ -1140,28 +1140,41 @@ pub fn churned(p: &dyn StoreProvider) -> Vec<(String, [Scored; 2])> {
             deletes: Vec::new(),
         })
         .unwrap();
-    let scored = |s: &ken_store::DynStore, q: &str| -> Scored {
-        let hits = s.search_chunks(&query(q)).unwrap();
-        let ids: Vec<u64> = hits.iter().map(|h| h.chunk_id).collect();
-        let chunks = s.chunk_heads(&ids).unwrap();
-        let mut chunk_rows: Vec<(String, u32, f32)> = hits
-            .iter()
-            .zip(chunks)
-            .map(|(h, c)| (c.path, c.start_line, h.score))
-            .collect();
-        let file_rows = s.search_files(&query(q)).unwrap();
-        chunk_rows.extend(file_rows.into_iter().map(|h| (h.path, 0, h.score)));
-        chunk_rows
-    };
-    [
-        "session token",
-        "rotate token expire",
-        "retry operation",
-        "checkout cart",
-    ]
-    .iter()
-    .map(|q| (q.to_string(), [scored(&w, q), scored(&fresh, q)]))
-    .collect()
+    CHURN_QUERIES
+        .iter()
+        .map(|q| (q.to_string(), [churn_rows(&w, q), churn_rows(&fresh, q)]))
+        .collect()
+}
+
+const CHURN_QUERIES: [&str; 4] = [
+    "session token",
+    "rotate token expire",
+    "retry operation",
+    "checkout cart",
+];
+
+fn churn_rows(s: &ken_store::DynStore, q: &str) -> Scored {
+    let hits = s.search_chunks(&query(q)).unwrap();
+    let ids: Vec<u64> = hits.iter().map(|h| h.chunk_id).collect();
+    let chunks = s.chunk_heads(&ids).unwrap();
+    let mut chunk_rows: Vec<(String, u32, f32)> = hits
+        .iter()
+        .zip(chunks)
+        .map(|(h, c)| (c.path, c.start_line, h.score))
+        .collect();
+    let file_rows = s.search_files(&query(q)).unwrap();
+    chunk_rows.extend(file_rows.into_iter().map(|h| (h.path, 0, h.score)));
+    chunk_rows
+}
+
+/// The rows of [`churned`]'s queries over its churned index, read again
+/// (after whatever the caller did to the store in between).
+pub fn search_again(p: &dyn StoreProvider) -> Vec<(String, Scored)> {
+    let s = p.open("churn").unwrap();
+    CHURN_QUERIES
+        .iter()
+        .map(|q| (q.to_string(), churn_rows(&s, q)))
+        .collect()
 }
 
 /// Lexical ranking follows replaced and deleted files: an index that saw

@@ -40,12 +40,38 @@ async fn delete_paths(
         if docs.is_empty() {
             continue;
         }
-        sqlx::query("DELETE FROM lex_terms WHERE repo = $1 AND files = $2 AND doc = ANY($3)")
+        // each term's document frequency loses the documents that go; a
+        // term no document holds any more goes too
+        let counted = sqlx::query(
+            "WITH gone AS (DELETE FROM lex_terms WHERE repo = $1 AND files = $2 AND doc = ANY($3)
+                           RETURNING term, field),
+                  g AS (SELECT term, field, count(*)::int AS n FROM gone GROUP BY term, field)
+             UPDATE lex_df d SET df = d.df - g.n FROM g
+             WHERE d.repo = $1 AND d.files = $2 AND d.term = g.term AND d.field = g.field
+             RETURNING d.term, d.field, d.df",
+        )
+        .bind(repo)
+        .bind(files)
+        .bind(docs)
+        .fetch_all(&mut **tx)
+        .await?;
+        let (terms, fields): (Vec<String>, Vec<i16>) = counted
+            .iter()
+            .filter(|r| r.get::<i32, _>(2) <= 0)
+            .map(|r| (r.get::<String, _>(0), r.get::<i16, _>(1)))
+            .unzip();
+        if !terms.is_empty() {
+            sqlx::query(
+                "DELETE FROM lex_df d USING unnest($3::text[], $4::smallint[]) AS e(term, field)
+                 WHERE d.repo = $1 AND d.files = $2 AND d.term = e.term AND d.field = e.field",
+            )
             .bind(repo)
             .bind(files)
-            .bind(docs)
+            .bind(&terms)
+            .bind(&fields)
             .execute(&mut **tx)
             .await?;
+        }
         // the BM25 statistics lose what goes
         sqlx::query(
             "WITH gone AS (DELETE FROM lex_lens WHERE repo = $1 AND files = $2 AND doc = ANY($3)
@@ -287,9 +313,11 @@ impl IndexStore for PgStore {
             // is otherwise planned as if empty until autovacuum comes by
             // (a first eval ran 2.3× slower). Best effort: it needs the
             // tables' owner.
-            let _ = sqlx::query("ANALYZE lex_terms, lex_lens, lex_files, chunks, symbols, files")
-                .execute(&pool)
-                .await;
+            let _ = sqlx::query(
+                "ANALYZE lex_terms, lex_df, lex_lens, lex_files, chunks, symbols, files",
+            )
+            .execute(&pool)
+            .await;
             Ok(())
         })
     }
