@@ -1183,13 +1183,24 @@ pub fn search_again(p: &dyn StoreProvider) -> Vec<(String, Scored)> {
 /// until its segments merge; PostgreSQL's scores are checked equal in
 /// tests/postgres.rs.)
 pub fn lexical_ranking_follows_deletes(p: &dyn StoreProvider) {
+    let order = |rows: &[(String, u32, f32)]| -> Vec<(String, u32)> {
+        rows.iter().map(|r| (r.0.clone(), r.1)).collect()
+    };
     for (q, [churned, fresh]) in churned(p) {
-        let order = |rows: &[(String, u32, f32)]| -> Vec<(String, u32)> {
-            rows.iter().map(|r| (r.0.clone(), r.1)).collect()
-        };
         assert_eq!(order(&churned), order(&fresh), "{q}");
         assert!(!fresh.is_empty() || q == "retry operation", "{q}");
     }
+    // opened again, the churned index ranks the same
+    for (q, again) in search_again(p) {
+        let fresh = churned_fresh_order(p, &q);
+        assert_eq!(order(&again), fresh, "{q}");
+    }
+}
+
+/// The order of the fresh index's rows for `q` (see [`churned`]).
+fn churned_fresh_order(p: &dyn StoreProvider, q: &str) -> Vec<(String, u32)> {
+    let s = p.open("fresh").unwrap();
+    churn_rows(&s, q).into_iter().map(|r| (r.0, r.1)).collect()
 }
 
 /// A term written more often in the query weighs more, saturating as
