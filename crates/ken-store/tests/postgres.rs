@@ -93,6 +93,7 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
         let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
         for sql in [
             "DROP TABLE lex_df",
+            "DROP TABLE commit_df",
             "DROP TABLE commit_terms",
             "DROP TABLE commit_stats",
             "ALTER TABLE commits DROP COLUMN doc",
@@ -131,6 +132,28 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
     let mut shas: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
     shas.sort();
     assert_eq!(shas, ["c1", "c3"], "{hits:?}");
+    // the commit terms' document frequencies, counted by migration 11 and
+    // kept by the writer since, equal a count of the postings
+    let (wrong, rows) = block(async {
+        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+        let wrong: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM
+                 (SELECT repo, term, field, count(*)::int AS df FROM commit_terms
+                  GROUP BY repo, term, field) a
+             FULL JOIN commit_df d USING (repo, term, field)
+             WHERE a.df IS DISTINCT FROM d.df",
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        let rows: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM commit_df WHERE term = 'teardown'")
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+        (wrong, rows)
+    });
+    assert_eq!((wrong, rows), (0, 1));
 }
 
 #[test]
@@ -266,6 +289,7 @@ fn bm25_statistics_follow_deletes_exactly() {
         let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
         for sql in [
             "DROP TABLE lex_df",
+            "DROP TABLE commit_df",
             "DELETE FROM ken_schema WHERE version >= 10",
         ] {
             sqlx::query(sql).execute(&mut c).await.unwrap();

@@ -148,7 +148,7 @@ impl Fleet for PgFleet {
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
             let df = sqlx::query(
-                "SELECT 0::int2, term, count(*)::float8 FROM commit_terms
+                "SELECT 0::int2, term, sum(df)::float8 FROM commit_df
                  WHERE field = 0 AND term = ANY($1::text[]) GROUP BY term",
             )
             .bind(&names)

@@ -156,6 +156,9 @@ pub(crate) struct CommitPostings {
     lens: Vec<i32>,
     /// Per repository: (messages, their total length).
     stats: std::collections::BTreeMap<i64, (i64, i64)>,
+    /// Leave `commit_df` alone: migration 9 writes postings before that
+    /// table exists (migration 11 counts it from them).
+    pub without_frequencies: bool,
 }
 
 /// The words of a path as commit search matches them: split at every
@@ -222,6 +225,32 @@ impl CommitPostings {
         .bind(&repos)
         .bind(&ns)
         .bind(&totals)
+        .execute(&mut *conn)
+        .await?;
+        if self.without_frequencies {
+            return Ok(());
+        }
+        // each term's document frequency gains the batch's commits (a
+        // commit is never stored twice, nor deleted but with its repository)
+        let mut df: HashMap<(i64, &str, i16), i32> = HashMap::new();
+        for ((repo, term), field) in self.repos.iter().zip(&self.terms).zip(&self.fields) {
+            *df.entry((*repo, term.as_str(), *field)).or_default() += 1;
+        }
+        let mut df: Vec<((i64, &str, i16), i32)> = df.into_iter().collect();
+        df.sort_unstable();
+        let (keys, counts): (Vec<_>, Vec<i32>) = df.into_iter().unzip();
+        let df_repos: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let df_terms: Vec<&str> = keys.iter().map(|k| k.1).collect();
+        let df_fields: Vec<i16> = keys.iter().map(|k| k.2).collect();
+        sqlx::query(
+            "INSERT INTO commit_df(repo, term, field, df)
+             SELECT * FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::int[])
+             ON CONFLICT (repo, term, field) DO UPDATE SET df = commit_df.df + excluded.df",
+        )
+        .bind(&df_repos)
+        .bind(&df_terms)
+        .bind(&df_fields)
+        .bind(&counts)
         .execute(&mut *conn)
         .await?;
         Ok(())

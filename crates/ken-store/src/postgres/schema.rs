@@ -18,7 +18,26 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (8, V8),
     (9, V9),
     (10, V10),
+    (11, V11),
 ];
+
+/// Each commit term's document frequency (`commit_df`), as `lex_df` is
+/// for files and chunks: field 0 the messages' terms, field 1 the changed
+/// paths' words. Commits are only ever added (or dropped with their
+/// repository), so the writers only add to it.
+const V11: &str = r#"
+CREATE TABLE commit_df (
+    repo bigint NOT NULL REFERENCES repos ON DELETE CASCADE,
+    term text NOT NULL,
+    field smallint NOT NULL,
+    df int NOT NULL,
+    PRIMARY KEY (repo, term, field)
+);
+INSERT INTO commit_df (repo, term, field, df)
+SELECT repo, term, field, count(*) FROM commit_terms GROUP BY repo, term, field;
+CREATE INDEX commit_df_messages ON commit_df (term) INCLUDE (df) WHERE field = 0;
+ANALYZE commit_df;
+"#;
 
 /// Each term's document frequency, field by field (`lex_df`), kept by
 /// the writers beside the postings: a question's statistics are then a
@@ -453,6 +472,7 @@ async fn backfill_commit_terms(conn: &mut sqlx::PgConnection) -> Result<()> {
         };
         after = last.get(1);
         let mut postings = super::lexical::CommitPostings::default();
+        postings.without_frequencies = true;
         for r in &rows {
             let (summary, message): (String, String) = (r.get(2), r.get(3));
             let paths: Vec<String> = r.get(4);

@@ -8,6 +8,7 @@ use sqlx::{PgPool, Row};
 
 use super::super::lexical::{self};
 use super::*;
+use crate::symbols::SymbolLookup;
 use crate::{
     ChunkStore, FileHit, LexicalHit, LexicalQuery, Result, StoredChunk, SymbolMatch, SymbolTier,
 };
@@ -63,18 +64,28 @@ impl ChunkStore for PgStore {
         idents: &[(String, bool)],
         limit: usize,
     ) -> Result<Vec<Vec<SymbolMatch>>> {
-        let idents: Vec<(String, bool)> = idents.iter().map(|(i, p)| (pg_text(i), *p)).collect();
+        let looks: Vec<Option<SymbolLookup>> = idents
+            .iter()
+            .map(|(i, partial)| SymbolLookup::new(&pg_text(i), limit, *partial))
+            .collect();
         self.read(move |pool, repo| async move {
-            // one hop for all of them, each on its own connection
+            let mut looks = looks;
+            // the exact tier of every identifier in one statement per
+            // column; then the partial tiers of those still short, each on
+            // its own connection
+            exact_tiers(&pool, repo, &mut looks).await?;
             let mut set = tokio::task::JoinSet::new();
-            let n = idents.len();
-            for (i, (ident, partial)) in idents.into_iter().enumerate() {
-                let pool = pool.clone();
-                set.spawn(
-                    async move { (i, lookup_symbols(&pool, repo, &ident, limit, partial).await) },
-                );
-            }
+            let n = looks.len();
             let mut out = vec![Vec::new(); n];
+            for (i, look) in looks.into_iter().enumerate() {
+                let Some(look) = look else { continue };
+                if look.partial_tiers().is_empty() {
+                    out[i] = look.finish();
+                    continue;
+                }
+                let pool = pool.clone();
+                set.spawn(async move { (i, partial_tiers(&pool, repo, look).await) });
+            }
             while let Some(done) = set.join_next().await {
                 let (i, found) = done.map_err(other)?;
                 out[i] = found?;
@@ -163,6 +174,22 @@ impl ChunkStore for PgStore {
     }
 }
 
+const SYMBOL_COLUMNS: &str = "name, qualname, kind, path, start_line, end_line, chunk_id";
+
+/// A row of [`SYMBOL_COLUMNS`] as a match (its tier is set by the lookup).
+fn symbol_row(r: &PgRow, at: usize) -> SymbolMatch {
+    SymbolMatch {
+        tier: SymbolTier::Substring,
+        name: r.get(at),
+        qualname: r.get(at + 1),
+        kind: ChunkKind::parse(&r.get::<String, _>(at + 2)).unwrap_or(ChunkKind::Function),
+        path: r.get(at + 3),
+        start_line: r.get::<i32, _>(at + 4) as u32,
+        end_line: r.get::<i32, _>(at + 5) as u32,
+        chunk_id: r.get::<i64, _>(at + 6) as u64,
+    }
+}
+
 async fn lookup_symbols(
     pool: &PgPool,
     repo: i64,
@@ -170,36 +197,80 @@ async fn lookup_symbols(
     limit: usize,
     partial: bool,
 ) -> Result<Vec<SymbolMatch>> {
-    let Some(mut look) = crate::symbols::SymbolLookup::new(ident, limit, partial) else {
-        return Ok(Vec::new());
-    };
-    let row = |r: &PgRow| SymbolMatch {
-        tier: SymbolTier::Substring,
-        name: r.get(0),
-        qualname: r.get(1),
-        kind: ChunkKind::parse(&r.get::<String, _>(2)).unwrap_or(ChunkKind::Function),
-        path: r.get(3),
-        start_line: r.get::<i32, _>(4) as u32,
-        end_line: r.get::<i32, _>(5) as u32,
-        chunk_id: r.get::<i64, _>(6) as u64,
-    };
-    const COLS: &str = "name, qualname, kind, path, start_line, end_line, chunk_id";
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLS} FROM symbols WHERE repo = $1 AND {} = $2
-         ORDER BY ({} = $4) DESC, path, start_line LIMIT $3",
-        look.exact_column(),
-        look.case_column()
-    )))
-    .bind(repo)
-    .bind(look.exact_key())
-    .bind(limit as i64)
-    .bind(look.exact_text())
-    .fetch_all(pool)
-    .await?;
-    look.exact(rows.iter().map(row).collect());
+    let mut looks = vec![SymbolLookup::new(ident, limit, partial)];
+    exact_tiers(pool, repo, &mut looks).await?;
+    match looks.pop().flatten() {
+        Some(look) => partial_tiers(pool, repo, look).await,
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The exact tier of every lookup: one statement for the plain names and
+/// one for the qualified ones, each lookup's best `limit` rows (case-exact
+/// first, so that a crowd of folded matches cannot push the one exact
+/// match past the limit).
+async fn exact_tiers(pool: &PgPool, repo: i64, looks: &mut [Option<SymbolLookup>]) -> Result<()> {
+    for qualified in [false, true] {
+        let asked: Vec<usize> = (0..looks.len())
+            .filter(|&i| {
+                looks[i]
+                    .as_ref()
+                    .is_some_and(|l| (l.exact_column() == "qual_folded") == qualified)
+            })
+            .collect();
+        let Some(first) = asked.first().and_then(|&i| looks[i].as_ref()) else {
+            continue;
+        };
+        let (column, case) = (first.exact_column(), first.case_column());
+        let keys: Vec<String> = asked
+            .iter()
+            .filter_map(|&i| looks[i].as_ref().map(|l| l.exact_key()))
+            .collect();
+        let texts: Vec<String> = asked
+            .iter()
+            .filter_map(|&i| looks[i].as_ref().map(|l| l.exact_text().to_string()))
+            .collect();
+        let limits: Vec<i64> = asked
+            .iter()
+            .filter_map(|&i| looks[i].as_ref().map(|l| l.limit() as i64))
+            .collect();
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT a.n, s.* FROM unnest($2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY
+                 AS a(key, exact, lim, n)
+             JOIN LATERAL (SELECT {SYMBOL_COLUMNS} FROM symbols WHERE repo = $1 AND {column} = a.key
+                           ORDER BY ({case} = a.exact) DESC, path, start_line LIMIT a.lim) s ON true
+             ORDER BY a.n, (s.{case} = a.exact) DESC, s.path, s.start_line"
+        )))
+        .bind(repo)
+        .bind(&keys)
+        .bind(&texts)
+        .bind(&limits)
+        .fetch_all(pool)
+        .await?;
+        let mut found: Vec<Vec<SymbolMatch>> = vec![Vec::new(); asked.len()];
+        for r in &rows {
+            let n: i64 = r.get(0);
+            found[n as usize - 1].push(symbol_row(r, 1));
+        }
+        for (&i, rows) in asked.iter().zip(found) {
+            if let Some(look) = looks[i].as_mut() {
+                look.exact(rows);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The prefix and substring tiers a lookup still needs, in order, until
+/// it has its limit.
+async fn partial_tiers(
+    pool: &PgPool,
+    repo: i64,
+    mut look: SymbolLookup,
+) -> Result<Vec<SymbolMatch>> {
     for (tier, pattern) in look.partial_tiers() {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLS} FROM symbols WHERE repo = $1 AND folded LIKE $2
+            "SELECT {SYMBOL_COLUMNS} FROM symbols WHERE repo = $1 AND folded LIKE $2
              ORDER BY length(folded), path, start_line LIMIT $3"
         )))
         .bind(repo)
@@ -207,7 +278,7 @@ async fn lookup_symbols(
         .bind(look.limit() as i64)
         .fetch_all(pool)
         .await?;
-        if !look.partial(tier, rows.iter().map(row).collect()) {
+        if !look.partial(tier, rows.iter().map(|r| symbol_row(r, 0)).collect()) {
             break;
         }
     }

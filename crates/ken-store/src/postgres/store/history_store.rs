@@ -178,8 +178,8 @@ impl HistoryStore for PgStore {
         self.read(move |pool, repo| async move {
             // the statistics first (see `lexical::Weighed`)
             let df = sqlx::query(
-                "SELECT 0::int2, term, count(*)::float8 FROM commit_terms
-                 WHERE repo = $1 AND field = 0 AND term = ANY($2::text[]) GROUP BY term",
+                "SELECT 0::int2, term, df::float8 FROM commit_df
+                 WHERE repo = $1 AND field = 0 AND term = ANY($2::text[])",
             )
             .bind(repo)
             .bind(&terms)
@@ -209,8 +209,8 @@ impl HistoryStore for PgStore {
             .fetch_all(&pool)
             .await?;
             let paths = sqlx::query(
-                "WITH w AS (SELECT term, count(*)::float8 AS n FROM commit_terms
-                            WHERE repo = $1 AND field = 1 AND term = ANY($2::text[]) GROUP BY term),
+                "WITH w AS (SELECT term, df::float8 AS n FROM commit_df
+                            WHERE repo = $1 AND field = 1 AND term = ANY($2::text[])),
                       total AS (SELECT n::float8 AS n FROM commit_stats WHERE repo = $1)
                  SELECT t.doc, sum($3 * greatest(ln((total.n - w.n + 0.5) / (w.n + 0.5)), 1e-6))::float8
                  FROM commit_terms t JOIN w ON w.term = t.term CROSS JOIN total
