@@ -72,7 +72,9 @@ try:
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1]) // 1024
     fds = len(os.listdir(f"/proc/{server.pid}/fd"))
-    repos = len(os.listdir(os.path.join(home, "repos")))
+    # the home's repositories: its folders, or the database's (KEN_STORE)
+    listed = subprocess.run([ken, "--home", home, "--json", "status"], capture_output=True, check=True)
+    repos = len(json.loads(listed.stdout)["repos"])
     print(f"repositories {repos}, RSS {rss} MB, open files {fds}")
 finally:
     server.terminate()
