@@ -47,6 +47,12 @@ impl SymbolLookup {
         })
     }
 
+    /// Whether the identifier is qualified (`a.b`, `a::b`): its exact tier
+    /// matches qualified names.
+    pub fn qualified(&self) -> bool {
+        self.qualified
+    }
+
     /// The folded column the exact tier matches (`folded` or `qual_folded`).
     pub fn exact_column(&self) -> &'static str {
         if self.qualified {

@@ -50,13 +50,10 @@ fn migrations_are_applied_once_and_a_newer_schema_is_refused() {
     let again = PgProvider::connect(&db.url()).unwrap();
     assert_eq!(again.schema_version().unwrap(), v);
     drop((p, again));
-    block(async {
-        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
-        sqlx::query("INSERT INTO ken_schema(version) VALUES (9999)")
-            .execute(&mut c)
-            .await
-            .unwrap();
-    });
+    run_sql(
+        &db.url(),
+        &["INSERT INTO ken_schema(version) VALUES (9999)"],
+    );
     let err = PgProvider::connect(&db.url()).unwrap_err().to_string();
     assert!(err.contains("9999"), "{err}");
 }
@@ -89,9 +86,9 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
     w.finish().unwrap();
     drop((w, p));
     // back to schema 8: no postings, no document numbers
-    block(async {
-        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
-        for sql in [
+    run_sql(
+        &db.url(),
+        &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
             "DROP TABLE commit_terms",
@@ -100,10 +97,8 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
             "ALTER TABLE commits ADD COLUMN search tsvector NOT NULL DEFAULT ''",
             "CREATE INDEX commits_search ON commits USING gin (search)",
             "DELETE FROM ken_schema WHERE version >= 9",
-        ] {
-            sqlx::query(sql).execute(&mut c).await.unwrap();
-        }
-    });
+        ],
+    );
     let p = PgProvider::connect(&db.url()).unwrap();
     let fleet = p.fleet().unwrap().unwrap();
     let q = |text: &str| LexicalQuery {
@@ -134,26 +129,12 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
     assert_eq!(shas, ["c1", "c3"], "{hits:?}");
     // the commit terms' document frequencies, counted by migration 11 and
     // kept by the writer since, equal a count of the postings
-    let (wrong, rows) = block(async {
-        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
-        let wrong: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM
-                 (SELECT repo, term, field, count(*)::int AS df FROM commit_terms
-                  GROUP BY repo, term, field) a
-             FULL JOIN commit_df d USING (repo, term, field)
-             WHERE a.df IS DISTINCT FROM d.df",
-        )
-        .fetch_one(&mut c)
-        .await
-        .unwrap();
-        let rows: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM commit_df WHERE term = 'teardown'")
-                .fetch_one(&mut c)
-                .await
-                .unwrap();
-        (wrong, rows)
-    });
-    assert_eq!((wrong, rows), (0, 1));
+    let wrong = mismatched_frequencies(&db.url(), "commit_terms", "commit_df", "repo, term, field");
+    let teardown = count(
+        &db.url(),
+        "SELECT count(*) FROM commit_df WHERE term = 'teardown'",
+    );
+    assert_eq!((wrong, teardown), (0, 1));
 }
 
 #[test]
@@ -238,27 +219,51 @@ fn vector_search_uses_an_hnsw_index_per_repository() {
     );
 }
 
-/// Rows where the stored document frequencies (`lex_df`) and a count of
-/// the postings disagree, and how many rows `lex_df` has.
-fn df_against_postings(url: &str) -> (i64, i64) {
+/// Run each statement on the database at `url`.
+fn run_sql(url: &str, statements: &[&str]) {
     block(async {
         let mut c = sqlx::PgConnection::connect(url).await.unwrap();
-        let wrong: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM
-                 (SELECT repo, files, term, field, count(*)::int AS df FROM lex_terms
-                  GROUP BY repo, files, term, field) a
-             FULL JOIN lex_df d USING (repo, files, term, field)
-             WHERE a.df IS DISTINCT FROM d.df",
-        )
-        .fetch_one(&mut c)
-        .await
-        .unwrap();
-        let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM lex_df")
+        for sql in statements {
+            sqlx::query(sqlx::AssertSqlSafe(*sql))
+                .execute(&mut c)
+                .await
+                .unwrap();
+        }
+    })
+}
+
+/// The count a `SELECT count(*) …` gives.
+fn count(url: &str, sql: &str) -> i64 {
+    block(async {
+        let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
             .fetch_one(&mut c)
             .await
-            .unwrap();
-        (wrong, rows)
+            .unwrap()
     })
+}
+
+/// Rows where the stored document frequencies (`frequencies`) and a count
+/// of the postings (`postings`, grouped by `keys`) disagree; a stored zero
+/// disagrees with a term no posting has.
+fn mismatched_frequencies(url: &str, postings: &str, frequencies: &str, keys: &str) -> i64 {
+    count(
+        url,
+        &format!(
+            "SELECT count(*) FROM
+                 (SELECT {keys}, count(*)::int AS df FROM {postings} GROUP BY {keys}) a
+             FULL JOIN {frequencies} d USING ({keys})
+             WHERE a.df IS DISTINCT FROM d.df"
+        ),
+    )
+}
+
+/// `lex_df` against the postings: (rows that disagree, rows).
+fn df_against_postings(url: &str) -> (i64, i64) {
+    (
+        mismatched_frequencies(url, "lex_terms", "lex_df", "repo, files, term, field"),
+        count(url, "SELECT count(*) FROM lex_df"),
+    )
 }
 
 /// BM25 statistics are kept exactly: after replaced and deleted files
@@ -285,16 +290,14 @@ fn bm25_statistics_follow_deletes_exactly() {
     // a database from before the frequencies were stored (schema 9) gets
     // them from its postings when it is migrated
     drop(p);
-    block(async {
-        let mut c = sqlx::PgConnection::connect(&db.url()).await.unwrap();
-        for sql in [
+    run_sql(
+        &db.url(),
+        &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
             "DELETE FROM ken_schema WHERE version >= 10",
-        ] {
-            sqlx::query(sql).execute(&mut c).await.unwrap();
-        }
-    });
+        ],
+    );
     let p = PgProvider::connect(&db.url()).unwrap();
     assert_eq!(df_against_postings(&db.url()), (0, rows));
     // and searches it as before: the same rows as a fresh index's

@@ -4,12 +4,19 @@ mod common;
 
 use common::*;
 
+/// A JSONL evaluation set of these lines, in a temporary file.
+fn eval_set(lines: &[serde_json::Value]) -> tempfile::NamedTempFile {
+    let set = tempfile::NamedTempFile::new().unwrap();
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(set.path(), text).unwrap();
+    set
+}
+
 #[test]
 fn metrics_match_a_hand_computation() {
     let r = Repo::new();
     python_project(&r);
     let base = r.commit("initial");
-    let set = tempfile::NamedTempFile::new().unwrap();
     let lines = [
         serde_json::json!({"id": "q1", "repo": "shop", "base_sha": base, "query": "refresh_token",
             "gold_files": ["src/shop/session.py"],
@@ -19,8 +26,7 @@ fn metrics_match_a_hand_computation() {
         serde_json::json!({"id": "q3", "repo": "shop", "base_sha": base, "query": "zzzz qqqq",
             "gold_files": ["src/shop/payments.py"]}),
     ];
-    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
-    std::fs::write(set.path(), text).unwrap();
+    let set = eval_set(&lines);
     let per_query = tempfile::NamedTempFile::new().unwrap();
     let ken = Ken::new();
     let repo_arg = format!("shop={}", r.path().display());
@@ -99,7 +105,6 @@ fn a_failed_index_step_is_recorded_and_the_run_goes_on() {
     let r = Repo::new();
     python_project(&r);
     let base = r.commit("initial");
-    let set = tempfile::NamedTempFile::new().unwrap();
     let missing = "0123456789abcdef0123456789abcdef01234567";
     let lines = [
         // a commit the repository does not have: its index step fails
@@ -111,8 +116,7 @@ fn a_failed_index_step_is_recorded_and_the_run_goes_on() {
         serde_json::json!({"id": "lost", "repo": "lost", "base_sha": base, "query": "anything",
             "gold_files": ["a.py"]}),
     ];
-    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
-    std::fs::write(set.path(), text).unwrap();
+    let set = eval_set(&lines);
     let per_query = tempfile::NamedTempFile::new().unwrap();
     let ken = Ken::new();
     let shop = format!("shop={}", r.path().display());
@@ -187,9 +191,7 @@ fn across_repos_moves_a_repository_through_its_commits_and_reports_the_named_fig
         serde_json::json!({"id": "b1", "repo": "blog", "base_sha": blog_head, "query": "render a markdown page into html",
             "gold_files": ["blog/render.py"]}),
     ];
-    let set = tempfile::NamedTempFile::new().unwrap();
-    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
-    std::fs::write(set.path(), text).unwrap();
+    let set = eval_set(&lines);
     let per_query = tempfile::NamedTempFile::new().unwrap();
     let ken = Ken::new();
     let arg = |name: &str, r: &Repo| format!("{name}={}", r.path().display());
@@ -253,10 +255,9 @@ fn across_repos_refuses_what_it_cannot_measure() {
     let r = Repo::new();
     python_project(&r);
     let base = r.commit("initial");
-    let set = tempfile::NamedTempFile::new().unwrap();
     let line = serde_json::json!({"id": "q", "repo": "shop", "base_sha": base, "query": "refresh_token",
         "gold_files": ["src/shop/session.py"]});
-    std::fs::write(set.path(), line.to_string() + "\n").unwrap();
+    let set = eval_set(&[line]);
     let shop = format!("shop={}", r.path().display());
     let ken = Ken::new();
     for (extra, says) in [
@@ -297,7 +298,6 @@ fn who_finds_each_questions_author_and_says_where() {
         "2024-01-03T10:00:00",
         "Retry payments with backoff",
     );
-    let set = tempfile::NamedTempFile::new().unwrap();
     let q = |id: &str, query: &str, gold: &str, name: &str| {
         serde_json::json!({"id": id, "repo": "shop", "base_sha": base, "query": query,
             "gold_files": [gold], "author_name": name,
@@ -323,8 +323,7 @@ fn who_finds_each_questions_author_and_says_where() {
             "Zed",
         ),
     ];
-    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
-    std::fs::write(set.path(), text).unwrap();
+    let set = eval_set(&lines);
     let per_query = tempfile::NamedTempFile::new().unwrap();
     let ken = Ken::new();
     let repo_arg = format!("shop={}", r.path().display());

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::Pg;
-use super::lexical::{self, field_stats, frequencies, weigh, weighted_terms};
+use super::lexical::{self, weigh, weighted_terms};
 use super::store::pg_text;
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result};
@@ -81,27 +81,27 @@ impl Fleet for PgFleet {
             return Ok(Vec::new());
         }
         let names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
-        let (_, field_weights) = lexical::weights(q.weights);
+        let field_weights = lexical::weights(q.weights);
         let languages: Vec<String> = q.languages.iter().map(|l| l.name().to_string()).collect();
         let limit = q.limit.max(1) as i64;
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
             // the files' postings of every repository, with the statistics
             // of all of them: one scale (read first, see `lexical::Weighed`)
-            let df = sqlx::query(
+            let df: Vec<(i16, String, f64)> = sqlx::query_as(
                 "SELECT field, term, sum(df)::float8 FROM lex_df
                  WHERE files AND term = ANY($1::text[]) GROUP BY field, term",
             )
             .bind(&names)
             .fetch_all(&pool)
             .await?;
-            let stats = sqlx::query(
+            let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
                 "SELECT field, sum(n)::float8, sum(total)::float8 FROM lex_stats
                  WHERE files GROUP BY field",
             )
             .fetch_all(&pool)
             .await?;
-            let k = weigh(&terms, &field_weights, &frequencies(&df), &field_stats(&stats));
+            let k = weigh(&terms, &field_weights, &df, &stats);
             if k.terms.is_empty() {
                 return Ok(Vec::new());
             }
@@ -147,20 +147,20 @@ impl Fleet for PgFleet {
         let limit = q.limit.max(1) as i64;
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
-            let df = sqlx::query(
+            let df: Vec<(i16, String, f64)> = sqlx::query_as(
                 "SELECT 0::int2, term, sum(df)::float8 FROM commit_df
                  WHERE field = 0 AND term = ANY($1::text[]) GROUP BY term",
             )
             .bind(&names)
             .fetch_all(&pool)
             .await?;
-            let stats = sqlx::query(
+            let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
                 "SELECT 0::int2, coalesce(sum(n), 0)::float8, coalesce(sum(total), 0)::float8
                  FROM commit_stats",
             )
             .fetch_all(&pool)
             .await?;
-            let k = weigh(&terms, &[1.0], &frequencies(&df), &field_stats(&stats));
+            let k = weigh(&terms, &[1.0], &df, &stats);
             if k.terms.is_empty() {
                 return Ok(Vec::new());
             }

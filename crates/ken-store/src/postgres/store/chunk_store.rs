@@ -211,29 +211,22 @@ async fn lookup_symbols(
 /// match past the limit).
 async fn exact_tiers(pool: &PgPool, repo: i64, looks: &mut [Option<SymbolLookup>]) -> Result<()> {
     for qualified in [false, true] {
-        let asked: Vec<usize> = (0..looks.len())
-            .filter(|&i| {
-                looks[i]
-                    .as_ref()
-                    .is_some_and(|l| (l.exact_column() == "qual_folded") == qualified)
-            })
-            .collect();
-        let Some(first) = asked.first().and_then(|&i| looks[i].as_ref()) else {
+        let (mut asked, mut keys, mut texts, mut limits) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut column, mut case) = ("", "");
+        for (i, look) in looks.iter().enumerate() {
+            let Some(l) = look.as_ref().filter(|l| l.qualified() == qualified) else {
+                continue;
+            };
+            (column, case) = (l.exact_column(), l.case_column());
+            asked.push(i);
+            keys.push(l.exact_key());
+            texts.push(l.exact_text().to_string());
+            limits.push(l.limit() as i64);
+        }
+        if asked.is_empty() {
             continue;
-        };
-        let (column, case) = (first.exact_column(), first.case_column());
-        let keys: Vec<String> = asked
-            .iter()
-            .filter_map(|&i| looks[i].as_ref().map(|l| l.exact_key()))
-            .collect();
-        let texts: Vec<String> = asked
-            .iter()
-            .filter_map(|&i| looks[i].as_ref().map(|l| l.exact_text().to_string()))
-            .collect();
-        let limits: Vec<i64> = asked
-            .iter()
-            .filter_map(|&i| looks[i].as_ref().map(|l| l.limit() as i64))
-            .collect();
+        }
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT a.n, s.* FROM unnest($2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY
                  AS a(key, exact, lim, n)

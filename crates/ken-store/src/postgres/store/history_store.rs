@@ -6,9 +6,7 @@ use sqlx::Row;
 use sqlx::postgres::PgRow;
 
 use super::super::bump;
-use super::super::lexical::{
-    CommitPostings, K1_FLAT, commit_text, field_stats, frequencies, weigh,
-};
+use super::super::lexical::{CommitPostings, K1_FLAT, commit_text, weigh};
 use super::*;
 use crate::embedded::lexical::query_terms;
 use crate::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Result};
@@ -177,7 +175,7 @@ impl HistoryStore for PgStore {
         }
         self.read(move |pool, repo| async move {
             // the statistics first (see `lexical::Weighed`)
-            let df = sqlx::query(
+            let df: Vec<(i16, String, f64)> = sqlx::query_as(
                 "SELECT 0::int2, term, df::float8 FROM commit_df
                  WHERE repo = $1 AND field = 0 AND term = ANY($2::text[])",
             )
@@ -185,14 +183,14 @@ impl HistoryStore for PgStore {
             .bind(&terms)
             .fetch_all(&pool)
             .await?;
-            let stats = sqlx::query(
+            let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
                 "SELECT 0::int2, n::float8, total::float8 FROM commit_stats WHERE repo = $1",
             )
             .bind(repo)
             .fetch_all(&pool)
             .await?;
             let once: Vec<(String, f32)> = terms.iter().map(|t| (t.clone(), 1.0)).collect();
-            let k = weigh(&once, &[1.0], &frequencies(&df), &field_stats(&stats));
+            let k = weigh(&once, &[1.0], &df, &stats);
             let messages = sqlx::query(
                 "SELECT t.doc, sum(k.w * t.tf / (t.tf + $4 + $5 * t.len))::float8
                  FROM unnest($2::text[], $3::float8[]) AS k(term, w)
@@ -202,9 +200,9 @@ impl HistoryStore for PgStore {
             )
             .bind(repo)
             .bind(&k.terms)
-            .bind(k.w.first().cloned().unwrap_or_default())
+            .bind(&k.w[0])
             .bind(K1_FLAT)
-            .bind(k.per_len.first().copied().unwrap_or_default())
+            .bind(k.per_len[0])
             .bind((limit * 4).max(50) as i64)
             .fetch_all(&pool)
             .await?;
