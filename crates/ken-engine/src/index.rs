@@ -119,6 +119,9 @@ pub struct IndexReport {
     /// The fusion learned from history this run (none: not learned again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranking: Option<ken_store::TunedRanking>,
+    /// The query map dense retrieval learned this run (weights left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<ken_store::DenseAdapter>,
     /// When the snapshot's lexical search, symbols and graph answered
     /// (milliseconds from the start): history, blame and embeddings come
     /// after. None when nothing was indexed (up to date).
@@ -481,6 +484,7 @@ pub fn index(
             &mut report,
         );
         report.embed = embed(settings, req, store, progress, embedder)?;
+        report.adapter = adapt_step(settings, store, embedder, report.embed.as_ref())?;
         report.ranking = tune_step(settings, store, embedder, report.embed.as_ref())?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
@@ -545,6 +549,10 @@ pub fn index(
     if progress.cancelled() {
         return Err(EngineError::stopped());
     }
+    report.adapter = adapt_step(settings, store, embedder, report.embed.as_ref())?;
+    if progress.cancelled() {
+        return Err(EngineError::stopped());
+    }
     report.ranking = tune_step(settings, store, embedder, report.embed.as_ref())?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
@@ -605,6 +613,7 @@ fn write_snapshot(
         blamed_at: previous.blamed_at.clone(),
         embedding_unfinished: previous.embedding_unfinished,
         scip: previous.scip.clone(),
+        adapter: previous.adapter.clone(),
     })?;
     Ok((changed, deletes))
 }
@@ -799,6 +808,76 @@ fn tune_step(
     learned.until = state.commit_time;
     state.ranking = Some(learned.clone());
     store.set_state(&state)?;
+    Ok(Some(learned))
+}
+
+/// Learn the query map of dense retrieval from history (adapt.rs) when it
+/// is switched on (`dense_adapter`, off by default), once the embedding is
+/// complete: when none was learned for this model, the history has grown
+/// by a tenth (at least 200 commits) since, or the index moved back before
+/// what it learned from. A new map that is used makes the fusion be
+/// learned again, with it; switched off, a stored map is dropped the same
+/// way. Returns what was learned this run.
+fn adapt_step(
+    settings: &Settings,
+    store: &mut dyn Store,
+    embedder: Option<&dyn Embedder>,
+    embedded: Option<&EmbedReport>,
+) -> Result<Option<ken_store::DenseAdapter>> {
+    let Some(embedder) = embedder else {
+        return Ok(None);
+    };
+    let mut state = store.state()?;
+    if !settings.rank.adapter {
+        // switched off: the map is forgotten, and a fusion learned with it
+        if let Some(old) = state.adapter.take() {
+            if old.adopted {
+                state.ranking = None;
+            }
+            store.set_state(&state)?;
+        }
+        return Ok(None);
+    }
+    if embedded.is_none_or(|e| e.left > 0) {
+        return Ok(None);
+    }
+    let (commits, _) = store.commit_stats()?;
+    if commits == 0 {
+        return Ok(None);
+    }
+    if let Some(prev) = &state.adapter
+        && prev.model == embedder.id()
+        && commits < prev.commits + (prev.commits / 10).max(200)
+        && state.commit_time >= prev.until
+    {
+        return Ok(None);
+    }
+    let plan = semantic::EmbedPlan {
+        text: settings.embed_text,
+        windows: settings.embed_windows,
+        ..Default::default()
+    };
+    let learned = crate::adapt::learn(
+        &*store,
+        embedder,
+        plan,
+        state.commit_time,
+        &crate::adapt::AdaptOptions::default(),
+    )?;
+    let Some(mut learned) = learned else {
+        return Ok(None);
+    };
+    learned.commit = state.commit.clone();
+    learned.commits = commits;
+    learned.until = state.commit_time;
+    let was_used = state.adapter.as_ref().is_some_and(|a| a.adopted);
+    if learned.adopted || was_used {
+        // the dense list the fusion was learned with has changed
+        state.ranking = None;
+    }
+    state.adapter = Some(learned.clone());
+    store.set_state(&state)?;
+    learned.weights.clear();
     Ok(Some(learned))
 }
 

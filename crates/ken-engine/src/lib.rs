@@ -9,6 +9,7 @@
 //! inside can change without an edge noticing.
 
 mod access;
+mod adapt;
 mod ask;
 mod branch;
 mod churn;
@@ -80,7 +81,7 @@ pub use ken_report::Report;
 pub use ken_report::render;
 pub use ken_report::tickets::TicketFormat;
 pub use ken_source::HostKind;
-pub use ken_store::{JobState, RemoteHead, TunedRanking};
+pub use ken_store::{DenseAdapter, JobState, RemoteHead, TunedRanking};
 
 /// For the offline tools in `examples/` (signal dumps for fusion
 /// research); not an API, and it may change at any time.

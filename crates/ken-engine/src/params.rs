@@ -112,6 +112,12 @@ pub struct RankParams {
     /// Learn the fusion from each repository's history at index time and
     /// search with what was learned (tune.rs); off: these constants only.
     pub learned: bool,
+    /// Learn a query map for dense retrieval from each repository's
+    /// history at index time and search with it (adapt.rs); off (the
+    /// default): plain queries. Off because the map, learned from commit
+    /// messages, costs questions about concepts more than it gives
+    /// questions like commit messages (BENCHMARKS.md §45).
+    pub adapter: bool,
     #[serde(skip)]
     pub fields: FieldWeights,
 }
@@ -159,6 +165,7 @@ impl Default for RankParams {
             w_who_similar: 2.0,
             w_who_active: 0.0,
             learned: true,
+            adapter: false,
             fields: FieldWeights::default(),
         }
     }
@@ -214,6 +221,7 @@ impl RankParams {
             "issue_env_out" => self.issue_env_out = v != 0.0,
             "issue_template_out" => self.issue_template_out = v != 0.0,
             "learned" => self.learned = v != 0.0,
+            "adapter" => self.adapter = v != 0.0,
             "w_churn" => self.w_churn = v,
             "w_fixes" => self.w_fixes = v,
             "w_recent" => self.w_recent = v,

@@ -199,6 +199,10 @@ pub fn embed_texts(c: &StoredChunk, plan: EmbedPlan, window_chars: usize) -> Vec
 }
 
 /// The cache key of an embedded text: its hash and how it was built.
+pub(crate) fn cache_key(text: &str, variant: EmbedText) -> String {
+    key(text, variant)
+}
+
 fn key(text: &str, variant: EmbedText) -> String {
     format!(
         "{}{}",
@@ -419,6 +423,8 @@ pub fn index_coverage(
 #[derive(Debug, Clone)]
 pub struct VectorView {
     pub meta: VectorMeta,
+    /// The query map learned for this model (adapt.rs), when one is used.
+    pub adapter: Option<std::sync::Arc<crate::adapt::Adapter>>,
     /// Current chunks the index holds, and all current chunks.
     pub held: usize,
     pub chunks: usize,
@@ -426,14 +432,24 @@ pub struct VectorView {
 
 /// `model`'s vector search in `store` (None: nothing embedded with it yet).
 pub fn load_vectors(
-    store: &(impl ChunkStore + VectorStore + ?Sized),
+    store: &(impl ChunkStore + VectorStore + IndexStore + ?Sized),
     model: &str,
 ) -> Result<Option<VectorView>> {
     let Some(meta) = store.vector_meta(model)? else {
         return Ok(None);
     };
     let (held, chunks) = index_coverage(store, model)?;
-    Ok(Some(VectorView { meta, held, chunks }))
+    let adapter = store
+        .state()?
+        .adapter
+        .and_then(|a| crate::adapt::Adapter::from_record(&a, model))
+        .map(std::sync::Arc::new);
+    Ok(Some(VectorView {
+        meta,
+        adapter,
+        held,
+        chunks,
+    }))
 }
 
 /// What dense retrieval found.
@@ -449,21 +465,29 @@ pub struct Dense {
 /// Dense retrieval: the chunks nearest to the query (None: no vector index
 /// for this embedder yet). Loads the index; see [`dense_search_in`].
 pub fn dense_search(
-    store: &(impl ChunkStore + VectorStore + ?Sized),
+    store: &(impl ChunkStore + VectorStore + IndexStore + ?Sized),
     embedder: &dyn Embedder,
     query: &str,
     k: usize,
 ) -> Result<Option<Dense>> {
     match load_vectors(store, embedder.id())? {
-        Some(view) => {
-            dense_search_in(store, &view, embedder, query, k, &ChunkFilter::default()).map(Some)
-        }
+        Some(view) => dense_search_in(
+            store,
+            &view,
+            embedder,
+            query,
+            k,
+            &ChunkFilter::default(),
+            true,
+        )
+        .map(Some),
         None => Ok(None),
     }
 }
 
 /// Dense retrieval in `store`'s vector search of the embedder's model,
-/// among the chunks `filter` lets through.
+/// among the chunks `filter` lets through; the query goes through the
+/// view's learned map when `adapt` (and there is one).
 pub fn dense_search_in(
     store: &(impl VectorStore + ?Sized),
     view: &VectorView,
@@ -471,6 +495,7 @@ pub fn dense_search_in(
     query: &str,
     k: usize,
     filter: &ChunkFilter,
+    adapt: bool,
 ) -> Result<Dense> {
     let (held, chunks) = (view.held, view.chunks);
     if view.meta.rows == 0 {
@@ -480,9 +505,12 @@ pub fn dense_search_in(
             chunks,
         });
     }
-    let q = embedder
+    let mut q = embedder
         .embed_query(query)
         .map_err(EngineError::from_embed)?;
+    if let Some(a) = view.adapter.as_ref().filter(|_| adapt) {
+        q = a.apply(&q);
+    }
     let hits = store.search_vectors(&view.meta.model, &q, k, filter)?;
     Ok(Dense { hits, held, chunks })
 }

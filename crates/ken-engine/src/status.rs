@@ -44,10 +44,15 @@ pub(crate) fn status_repos(repos: &[Arc<OpenRepo>], variant: EmbedText) -> Resul
 }
 
 fn status_of(repo: &OpenRepo, variant: EmbedText) -> Result<RepoStatus> {
+    let mut state = repo.state.clone();
+    // the learned map's factors are data, not status
+    if let Some(a) = state.adapter.as_mut() {
+        a.weights.clear();
+    }
     Ok(RepoStatus {
         name: repo.name.clone(),
         path: repo.store.location(),
-        state: repo.state.clone(),
+        state,
         stats: repo.store.stats()?,
         index_bytes: repo.store.size_bytes()?,
         embeddings: repo.coverage(variant)?,

@@ -81,6 +81,7 @@ fn knobs(with_dense: bool) -> Vec<(&'static str, &'static [f32])> {
 /// A past commit read as a question.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommitQuestion {
+    pub sha: String,
     pub message: String,
     /// The indexed source files it changed (tests, docs and deleted files left out).
     pub gold: Vec<String>,
@@ -143,6 +144,7 @@ pub fn history_questions(
             continue;
         }
         out.push(CommitQuestion {
+            sha: sha.clone(),
             message: c.message.trim().to_string(),
             gold,
             time: c.committer_time,
@@ -181,6 +183,7 @@ pub fn tune(
         message: query,
         gold,
         time,
+        ..
     } in &questions
     {
         let req = SearchRequest {

@@ -44,6 +44,42 @@ pub struct IndexState {
     /// The SCIP index the code graph follows (none: resolution by name only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scip: Option<ScipState>,
+    /// The query map dense retrieval learned from this repository's
+    /// history (the engine's adapt.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<DenseAdapter>,
+}
+
+/// A query-side map for one embedding model, learned from a repository's
+/// past commits: `q ↦ normalize(q + U·Vᵀ·q)`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DenseAdapter {
+    /// The embedding model whose queries it maps.
+    pub model: String,
+    /// The indexed commit it was learned at.
+    pub commit: Option<String>,
+    /// Commits the history held then (a much longer history is learned again).
+    pub commits: u64,
+    /// Committer time of the newest commit it may have learned from.
+    pub until: Option<i64>,
+    /// Past commits it learned from, and how many of the newest were held out.
+    pub questions: usize,
+    pub heldout: usize,
+    /// File MRR@10 of the vector search on the held-out questions, with
+    /// the plain query and with the map.
+    pub heldout_plain: f64,
+    pub heldout_adapted: f64,
+    /// The map is used (it did better held out).
+    pub adopted: bool,
+    pub dim: usize,
+    pub rank: usize,
+    /// Passes over the questions (chosen on the held-out ones).
+    pub epochs: usize,
+    pub took_ms: u64,
+    /// U then V, `dim × rank` f32 little-endian each, in base64; empty
+    /// when not adopted.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub weights: String,
 }
 
 /// A SCIP index read into the code graph, as it was when read.

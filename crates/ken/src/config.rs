@@ -91,6 +91,10 @@ pub struct FileConfig {
     /// Learn the ranking from each repository's history at `ken index` and
     /// search with it (default true; false: the built-in constants).
     pub learned_ranking: Option<bool>,
+    /// Learn a query map for dense retrieval from each repository's
+    /// history at `ken index` and search with it (default false: plain
+    /// queries).
+    pub dense_adapter: Option<bool>,
     /// Clone and fetch any URL: file://, http://, loopback and private
     /// hosts (default false: https/ssh on public addresses only).
     pub allow_private_urls: Option<bool>,
@@ -425,6 +429,9 @@ pub fn settings(
     }
     if let Some(l) = file.learned_ranking {
         s.rank.learned = l;
+    }
+    if let Some(a) = file.dense_adapter {
+        s.rank.adapter = a;
     }
     if let Some(url) = &file.rerank_base_url {
         let mut cfg = ken_engine::RerankConfig::new(

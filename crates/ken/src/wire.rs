@@ -767,6 +767,12 @@ pub struct Repo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub ranking: Option<serde_json::Value>,
+    /// The query map dense retrieval learned from the repository's
+    /// history (`adapter` of `ken index --json`, without its factors);
+    /// absent when none was learned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub adapter: Option<serde_json::Value>,
     /// The repository's issue templates: a bug report's lines that repeat
     /// them are left out of its search. Absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -861,6 +867,11 @@ impl From<&EngineRepoStatus> for Repo {
                 .ranking
                 .as_ref()
                 .and_then(|t| serde_json::to_value(t).ok()),
+            adapter: r.state.adapter.as_ref().and_then(|a| {
+                let mut a = a.clone();
+                a.weights.clear();
+                serde_json::to_value(a).ok()
+            }),
             issue_templates: r.issue_templates.clone(),
             scip: r.state.scip.as_ref().map(|s| ScipInUse {
                 tool: s.tool.clone(),
@@ -1103,6 +1114,11 @@ pub struct IndexRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub ranking: Option<serde_json::Value>,
+    /// The query map dense retrieval learned from history this run,
+    /// without its factors (absent: not learned again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub adapter: Option<serde_json::Value>,
     /// What the collection index (searches over every repository) took
     /// from this run: files, deleted, whole, commits (absent: it held it already).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1144,6 +1160,7 @@ impl From<&IndexReport> for IndexRun {
             graph: v(serde_json::to_value(&r.graph).ok()),
             people: v(serde_json::to_value(&r.people).ok()),
             ranking: v(serde_json::to_value(&r.ranking).ok()),
+            adapter: v(serde_json::to_value(&r.adapter).ok()),
             fleet: v(serde_json::to_value(&r.fleet).ok()),
             searchable_ms: r.searchable_ms,
             scip: v(serde_json::to_value(&r.scip).ok()),

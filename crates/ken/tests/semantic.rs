@@ -512,3 +512,149 @@ fn long_chunks_are_embedded_in_windows() {
     let v = json_of(c);
     assert_eq!(v["embed"]["indexed"], v["embed"]["chunks"], "{v}");
 }
+
+/// Five modules, each called by a team code name that only commit
+/// messages use (the code never says it), and 230 commits that each add
+/// a function to one module under its code name.
+fn code_named_history() -> Repo {
+    const TEAMS: [(&str, &str, &str); 5] = [
+        ("falcon", "billing/ledger.py", "balance"),
+        ("otter", "stock/shelves.py", "crate"),
+        ("heron", "mail/outbox.py", "letter"),
+        ("badger", "auth/keys.py", "secret"),
+        ("marmot", "maps/tiles.py", "tile"),
+    ];
+    const VERBS: [&str; 6] = ["fix", "add", "speed up", "clean up", "handle", "log"];
+    const THINGS: [&str; 7] = [
+        "the edge case",
+        "a retry",
+        "empty input",
+        "the cache",
+        "large batches",
+        "a timeout",
+        "the report",
+    ];
+    let r = Repo::new();
+    let mut bodies: Vec<String> = TEAMS
+        .iter()
+        .map(|(_, _, noun)| format!("def new_{noun}():\n    return {{}}\n"))
+        .collect();
+    for (i, (_, path, _)) in TEAMS.iter().enumerate() {
+        r.write(path, &bodies[i]);
+    }
+    r.commit_as(
+        "Ada",
+        "ada@example.com",
+        "2024-01-01T09:00:00",
+        "start the five modules",
+    );
+    for n in 0..230 {
+        let t = (n * 7 + n / 5) % TEAMS.len();
+        let (team, path, noun) = TEAMS[t];
+        bodies[t].push_str(&format!(
+            "\n\ndef {noun}_step_{n}(value, count={n}):\n    \"\"\"Step {n} for each {noun}.\"\"\"\n    return [value] * (count % 7)\n"
+        ));
+        r.write(path, &bodies[t]);
+        let day = 2 + n / 10;
+        let date = format!(
+            "2024-{:02}-{:02}T{:02}:00:00",
+            1 + day / 28,
+            1 + day % 28,
+            8 + n % 10
+        );
+        let message = format!(
+            "{team}: {} {} (#{})",
+            VERBS[n % VERBS.len()],
+            THINGS[(n / 2) % THINGS.len()],
+            100 + n
+        );
+        r.commit_as("Ada", "ada@example.com", &date, &message);
+    }
+    r
+}
+
+#[test]
+fn dense_queries_learn_the_repository_from_its_history() {
+    let r = code_named_history();
+    let ken = Ken::new();
+    let p = r.path().to_str().unwrap();
+    // off by default: nothing is learned
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--name", "teams", "--rev", "HEAD~1"]);
+    assert!(json_of(c).get("adapter").is_none());
+    let config = ken.home.path().join("config.toml");
+    std::fs::write(&config, "dense_adapter = true\n").unwrap();
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--name", "teams"]);
+    let report = json_of(c);
+    let a = &report["adapter"];
+    // the fusion learner keeps its 150 questions; the map learns from the rest
+    assert!(a["questions"].as_u64().unwrap() >= 40, "{a}");
+    assert!(a["heldout"].as_u64().unwrap() >= 10, "{a}");
+    assert_eq!(a["adopted"], true, "{a}");
+    assert!(
+        a["heldout_adapted"].as_f64().unwrap() > a["heldout_plain"].as_f64().unwrap(),
+        "{a}"
+    );
+    assert!(
+        a.get("weights").is_none(),
+        "the factors are not reported: {a}"
+    );
+    // learned again by the index run that needs it, not by every run
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--name", "teams"]);
+    assert!(json_of(c).get("adapter").is_none());
+
+    // status shows it, without its factors
+    let mut c = ken.cmd_embedding();
+    c.args(["status", "--json"]);
+    let s = json_of(c);
+    let shown = &s["repos"][0]["adapter"];
+    assert_eq!(shown["adopted"], true, "{s}");
+    assert!(shown.get("weights").is_none(), "{s}");
+    let mut c = ken.cmd_embedding();
+    c.args(["status"]);
+    let text = stdout(&c.output().unwrap());
+    assert!(text.contains("dense queries: a map learned from"), "{text}");
+
+    // a new question in a team's words finds the team's module, and the
+    // plain query is still one switch away
+    let ask = |query: &str, plain: bool| -> Vec<String> {
+        std::fs::write(&config, format!("dense_adapter = {}\n", !plain)).unwrap();
+        let mut c = ken.cmd_embedding();
+        c.args(["search", "--json", "--mode", "semantic", "--files", query]);
+        paths(&json_of(c))
+    };
+    let mut first = 0;
+    let mut differ = 0;
+    for (query, path) in [
+        ("falcon: rename a variable", "billing/ledger.py"),
+        ("otter: rename a variable", "stock/shelves.py"),
+        ("heron: rename a variable", "mail/outbox.py"),
+        ("badger: rename a variable", "auth/keys.py"),
+        ("marmot: rename a variable", "maps/tiles.py"),
+    ] {
+        let mapped = ask(query, false);
+        let plain = ask(query, true);
+        first += usize::from(mapped.first().map(String::as_str) == Some(path));
+        differ += usize::from(mapped != plain);
+    }
+    assert!(
+        first >= 4,
+        "{first} of 5 team questions found their module first"
+    );
+    assert!(
+        differ >= 1,
+        "`dense_adapter = false` searches with the plain query"
+    );
+
+    // switched off, the next index run forgets the map
+    std::fs::write(&config, "dense_adapter = false\n").unwrap();
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--name", "teams"]);
+    json_of(c);
+    let mut c = ken.cmd_embedding();
+    c.args(["status", "--json"]);
+    let s = json_of(c);
+    assert!(s["repos"][0].get("adapter").is_none(), "{s}");
+}

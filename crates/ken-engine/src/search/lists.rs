@@ -38,6 +38,7 @@ pub(super) fn add_dense(
                         languages: req.filters.languages.clone(),
                         paths: allowed.cloned(),
                     },
+                    p.adapter,
                 )?;
                 for (i, (id, score)) in hits.iter().enumerate() {
                     let c = cands.entry(*id).or_default();

@@ -152,6 +152,9 @@ fn print_summary(r: &IndexReport, out: &Output) {
         ),
         None => {}
     }
+    if let Some(a) = &r.adapter {
+        outln!("  {}", super::status::adapter_line(a));
+    }
     if let Some(t) = &r.ranking {
         outln!("  {}", super::status::ranking_line(t));
     }

@@ -80,6 +80,9 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
         if let Some(t) = &r.state.ranking {
             outln!("  {}", ranking_line(t));
         }
+        if let Some(a) = &r.state.adapter {
+            outln!("  {}", adapter_line(a));
+        }
         if let Some(s) = &r.state.scip {
             outln!(
                 "  graph: SCIP index {} ({}) read {}: {} files; files changed since and the rest resolve by name",
@@ -128,6 +131,22 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// The query map dense retrieval learned from history, in one line.
+pub fn adapter_line(a: &ken_engine::DenseAdapter) -> String {
+    format!(
+        "dense queries: a map learned from {} past commits for {}: held-out file MRR@10 {:.3} plain, {:.3} mapped — {}",
+        a.questions,
+        a.model,
+        a.heldout_plain,
+        a.heldout_adapted,
+        if a.adopted {
+            "in use (`dense_adapter = false` in config.toml searches without it)"
+        } else {
+            "not in use (no better than the plain query)"
+        }
+    )
 }
 
 /// What was learned from history, in one line.
