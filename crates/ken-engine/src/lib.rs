@@ -31,6 +31,7 @@ pub mod models;
 mod params;
 mod people;
 mod query_cache;
+mod query_map;
 mod question;
 mod repo;
 mod report;

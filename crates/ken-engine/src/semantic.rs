@@ -424,7 +424,7 @@ pub fn index_coverage(
 pub struct VectorView {
     pub meta: VectorMeta,
     /// The query map learned for this model (adapt.rs), when one is used.
-    pub adapter: Option<std::sync::Arc<crate::adapt::Adapter>>,
+    pub adapter: Option<std::sync::Arc<crate::query_map::Adapter>>,
     /// Current chunks the index holds, and all current chunks.
     pub held: usize,
     pub chunks: usize,
@@ -442,7 +442,7 @@ pub fn load_vectors(
     let adapter = store
         .state()?
         .adapter
-        .and_then(|a| crate::adapt::Adapter::from_record(&a, model))
+        .and_then(|a| crate::query_map::Adapter::from_record(&a, model))
         .map(std::sync::Arc::new);
     Ok(Some(VectorView {
         meta,
