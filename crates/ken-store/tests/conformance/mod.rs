@@ -178,6 +178,7 @@ pub fn lists_opens_and_removes(p: &dyn StoreProvider) {
             name: Some("pallets/flask".into()),
             commit: Some("c1".into()),
             ranking: Some(learned_ranking()),
+            adapter: Some(learned_map()),
             ..IndexState::default()
         })
         .unwrap();
@@ -189,6 +190,7 @@ pub fn lists_opens_and_removes(p: &dyn StoreProvider) {
     assert_eq!(r.state().unwrap().name.as_deref(), Some("pallets/flask"));
     // what was learned comes back exactly
     assert_eq!(r.state().unwrap().ranking, Some(learned_ranking()));
+    assert_eq!(r.state().unwrap().adapter, Some(learned_map()));
     assert!(r.size_bytes().unwrap() > 0);
     assert!(!r.location().is_empty());
     drop(r);
@@ -219,6 +221,39 @@ fn learned_ranking() -> ken_store::TunedRanking {
         .into_iter()
         .collect(),
         took_ms: 435,
+    }
+}
+
+/// A query map as the engine stores one: its factors are 2·384·8 + 384
+/// floats in base64, 34,816 characters.
+fn learned_map() -> ken_store::DenseAdapter {
+    let floats = 2 * 384 * 8 + 384;
+    let bytes: Vec<u8> = (0..floats * 4).map(|i| (i * 7 % 251) as u8).collect();
+    const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let weights: String = bytes
+        .chunks(3)
+        .flat_map(|c| {
+            let n = (c[0] as u32) << 16
+                | (*c.get(1).unwrap_or(&0) as u32) << 8
+                | *c.get(2).unwrap_or(&0) as u32;
+            (0..4).map(move |k| B64[(n >> (18 - 6 * k) & 63) as usize] as char)
+        })
+        .collect();
+    ken_store::DenseAdapter {
+        model: "local:all-MiniLM-L6-v2:53aa51172d14".into(),
+        commit: Some("c1".into()),
+        commits: 1887,
+        until: Some(1_700_609_972),
+        questions: 154,
+        heldout: 38,
+        heldout_plain: 0.515,
+        heldout_adapted: 0.771,
+        adopted: true,
+        dim: 384,
+        rank: 8,
+        epochs: 4,
+        took_ms: 8321,
+        weights,
     }
 }
 
