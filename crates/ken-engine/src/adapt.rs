@@ -22,6 +22,7 @@
 //! Deterministic: the same history gives the same map.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ken_embed::Embedder;
@@ -76,8 +77,9 @@ impl Default for AdaptOptions {
 /// with the vectors of its candidate chunks.
 struct Example {
     query: Vec<f32>,
-    /// Row-major vectors, `dim` each.
-    vectors: Vec<f32>,
+    /// The candidate vectors (shared with the reader's cache: many
+    /// questions hold the same chunks).
+    vectors: Vec<Arc<[f32]>>,
     /// The candidate file of each vector.
     file_of: Vec<u32>,
     /// Per candidate file: it was changed by the commit.
@@ -246,7 +248,7 @@ struct VectorReader<'a> {
     plan: EmbedPlan,
     window: usize,
     /// Chunk id → (path, its vectors).
-    chunks: HashMap<u64, (String, Vec<Vec<f32>>)>,
+    chunks: HashMap<u64, (String, Vec<Arc<[f32]>>)>,
     /// Path → its chunk ids.
     files: HashMap<String, Vec<u64>>,
 }
@@ -282,7 +284,11 @@ impl<'a> VectorReader<'a> {
         let all: Vec<String> = keyed.iter().flat_map(|k| k.2.iter().cloned()).collect();
         let mut vectors = self.store.get_vectors(&self.model, &all)?;
         for (id, path, keys) in keyed {
-            let vs: Vec<Vec<f32>> = keys.iter().filter_map(|k| vectors.remove(k)).collect();
+            let vs: Vec<Arc<[f32]>> = keys
+                .iter()
+                .filter_map(|k| vectors.remove(k))
+                .map(Arc::from)
+                .collect();
             self.chunks.insert(id, (path, vs));
         }
         Ok(())
@@ -339,7 +345,7 @@ impl<'a> VectorReader<'a> {
                 next
             });
             for v in vs {
-                vectors.extend_from_slice(v);
+                vectors.push(v.clone());
                 file_of.push(f);
             }
         }
@@ -446,8 +452,8 @@ fn gradient(
     let files = e.gold.len();
     let mut best = vec![(f32::NEG_INFINITY, 0usize); files];
     for (r, f) in e.file_of.iter().enumerate() {
-        let v = &e.vectors[r * dim..(r + 1) * dim];
-        let s = zh.iter().zip(v).map(|(x, y)| x * y).sum::<f32>();
+        let v = &e.vectors[r];
+        let s = zh.iter().zip(v.iter()).map(|(x, y)| x * y).sum::<f32>();
         let b = &mut best[*f as usize];
         if s > b.0 {
             *b = (s, r);
@@ -472,7 +478,7 @@ fn gradient(
         if dl == 0.0 {
             continue;
         }
-        let v = &e.vectors[r * dim..(r + 1) * dim];
+        let v = &e.vectors[r];
         for i in 0..dim {
             gz[i] += dl * (v[i] - s * zh[i]) / norm;
         }
@@ -563,10 +569,8 @@ mod tests {
                 let gold = unit(vec![0.0, 0.3, 0.0, sign, 0.0, 0.0, 0.0, 0.0]);
                 let decoy = unit(vec![0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.2]);
                 let other = unit(vec![0.0, 0.3, 0.0, -sign, 0.0, 0.0, 0.0, 0.0]);
-                let mut vectors = Vec::new();
-                for v in [&gold, &decoy, &other] {
-                    vectors.extend_from_slice(v);
-                }
+                let vectors: Vec<Arc<[f32]>> =
+                    [gold, decoy, other].into_iter().map(Arc::from).collect();
                 Example {
                     query,
                     vectors,
@@ -583,12 +587,7 @@ mod tests {
             .filter(|e| {
                 let q = adapter.apply(&e.query);
                 let s: Vec<f32> = (0..3)
-                    .map(|r| {
-                        q.iter()
-                            .zip(&e.vectors[r * 8..(r + 1) * 8])
-                            .map(|(a, b)| a * b)
-                            .sum()
-                    })
+                    .map(|r| q.iter().zip(e.vectors[r].iter()).map(|(a, b)| a * b).sum())
                     .collect();
                 s[0] > s[1] && s[0] > s[2]
             })
@@ -636,11 +635,7 @@ mod tests {
             let q = a.apply(&e.query);
             let mut best = [f64::NEG_INFINITY; 3];
             for (r, f) in e.file_of.iter().enumerate() {
-                let s: f32 = q
-                    .iter()
-                    .zip(&e.vectors[r * 8..(r + 1) * 8])
-                    .map(|(x, y)| x * y)
-                    .sum();
+                let s: f32 = q.iter().zip(e.vectors[r].iter()).map(|(x, y)| x * y).sum();
                 best[*f as usize] = best[*f as usize].max(s as f64 / 0.05);
             }
             let total: f64 = best.iter().map(|l| l.exp()).sum();
