@@ -241,6 +241,9 @@ fn mean_query(data: &[(&Example, f32)]) -> Vec<f32> {
     mean
 }
 
+/// A chunk's path and its vectors.
+type ReadChunk = (String, Vec<Arc<[f32]>>);
+
 /// Reads chunks and their vectors once each.
 struct VectorReader<'a> {
     store: &'a dyn Store,
@@ -248,7 +251,7 @@ struct VectorReader<'a> {
     plan: EmbedPlan,
     window: usize,
     /// Chunk id → (path, its vectors).
-    chunks: HashMap<u64, (String, Vec<Arc<[f32]>>)>,
+    chunks: HashMap<u64, ReadChunk>,
     /// Path → its chunk ids.
     files: HashMap<String, Vec<u64>>,
 }
