@@ -381,7 +381,21 @@ pub fn embed_pending(
         progress.embed_advance(done);
     }
     progress.embed_end();
-    let meta = store.index_vectors(&model, &rows, chunks.len(), batch_seq)?;
+    // nothing embedded and the index built for these very rows: it stays
+    // as it is (built again, it would be built from the vectors its file
+    // holds, not the ones first embedded, and answer a little differently)
+    let meta = match store.vector_meta(&model)? {
+        Some(m)
+            if done == 0
+                && todo.is_empty()
+                && m.batch_seq == batch_seq
+                && m.chunks == chunks.len()
+                && m.rows == rows.len() =>
+        {
+            m
+        }
+        _ => store.index_vectors(&model, &rows, chunks.len(), batch_seq)?,
+    };
     if left == 0 {
         mark_unfinished(store, false)?;
     }

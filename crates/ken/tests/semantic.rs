@@ -157,6 +157,61 @@ fn vectors_are_cached_by_content_across_commits() {
     );
 }
 
+#[test]
+fn an_up_to_date_index_leaves_the_vector_index_as_it_is() {
+    let r = Repo::new();
+    python_project(&r);
+    r.commit("one");
+    let ken = Ken::new();
+    let p = r.path().to_str().unwrap();
+    let vectors = |ken: &Ken| -> Vec<(String, Vec<u8>)> {
+        let dir = ken.index_dir("shop").join("vectors");
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--rev", "HEAD", "--name", "shop"]);
+    let first = json_of(c);
+    assert!(first["embed"]["indexed"].as_u64().unwrap() > 0, "{first}");
+    let before = vectors(&ken);
+    assert!(
+        before.iter().any(|(n, _)| n.ends_with(".vec")),
+        "{before:?}"
+    );
+    // nothing changed: nothing embedded, and the index is not built again
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--rev", "HEAD", "--name", "shop"]);
+    let again = json_of(c);
+    assert_eq!(again["up_to_date"], true, "{again}");
+    assert_eq!(again["embed"]["embedded"], 0, "{again}");
+    assert_eq!(again["embed"]["indexed"], first["embed"]["indexed"]);
+    assert!(
+        vectors(&ken) == before,
+        "an up-to-date run rewrote the vector index"
+    );
+    // a change builds it again
+    r.write(
+        "src/shop/extra.py",
+        "def refund_card(card):\n    return card.refund()\n",
+    );
+    r.commit("two");
+    let mut c = ken.cmd_embedding();
+    c.args(["index", "--json", p, "--rev", "HEAD", "--name", "shop"]);
+    let changed = json_of(c);
+    assert_eq!(changed["embed"]["embedded"], 1, "{changed}");
+    assert!(vectors(&ken) != before);
+}
+
 /// A repository with a few hundred chunks: embedding takes tens of seconds.
 fn many_chunks() -> Repo {
     let r = Repo::new();
