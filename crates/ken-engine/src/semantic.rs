@@ -382,8 +382,8 @@ pub fn embed_pending(
     }
     progress.embed_end();
     // nothing embedded and the index built for these very rows: it stays
-    // as it is (built again, it would be built from the vectors its file
-    // holds, not the ones first embedded, and answer a little differently)
+    // as it is (built again, it is built from the vectors its file holds,
+    // not the ones first embedded, and comes out with other bytes)
     let meta = match store.vector_meta(&model)? {
         Some(m)
             if done == 0
