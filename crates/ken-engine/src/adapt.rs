@@ -279,7 +279,7 @@ impl<'a> VectorReader<'a> {
             .map(|c| {
                 let keys = semantic::embed_texts(&c, self.plan, self.window)
                     .iter()
-                    .map(|t| semantic::cache_key(t, self.plan.text))
+                    .map(|t| semantic::key(t, self.plan.text))
                     .collect();
                 (c.id, c.path, keys)
             })

@@ -770,7 +770,7 @@ fn tune_step(
     }
     let embedder = embedder.filter(|_| !unfinished);
     let vectors = match embedder {
-        Some(e) => semantic::load_vectors(store, e.id())?,
+        Some(e) => semantic::load_vectors(store, e.id(), &state)?,
         None => None,
     };
     let mode = if vectors.is_some() {
@@ -780,8 +780,7 @@ fn tune_step(
     };
     if let Some(prev) = &state.ranking
         && prev.mode == mode
-        && commits < prev.commits + (prev.commits / 10).max(200)
-        && state.commit_time >= prev.until
+        && still_current(prev.commits, prev.until, commits, &state)
     {
         return Ok(None);
     }
@@ -809,6 +808,18 @@ fn tune_step(
     state.ranking = Some(learned.clone());
     store.set_state(&state)?;
     Ok(Some(learned))
+}
+
+/// What was learned from `learned_commits` commits up to `until` still
+/// holds: the history has not grown by a tenth (at least 200 commits)
+/// since, and the index has not moved back before what it learned from.
+fn still_current(
+    learned_commits: u64,
+    until: Option<i64>,
+    commits: u64,
+    state: &IndexState,
+) -> bool {
+    commits < learned_commits + (learned_commits / 10).max(200) && state.commit_time >= until
 }
 
 /// Learn the query map of dense retrieval from history (adapt.rs) when it
@@ -847,8 +858,7 @@ fn adapt_step(
     }
     if let Some(prev) = &state.adapter
         && prev.model == embedder.id()
-        && commits < prev.commits + (prev.commits / 10).max(200)
-        && state.commit_time >= prev.until
+        && still_current(prev.commits, prev.until, commits, &state)
     {
         return Ok(None);
     }

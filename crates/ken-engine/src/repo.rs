@@ -113,7 +113,7 @@ impl OpenRepo {
         if let Some(v) = cache.get(model) {
             return Ok(v.clone());
         }
-        let view = semantic::load_vectors(&*self.store, model)?.map(Arc::new);
+        let view = semantic::load_vectors(&*self.store, model, &self.state)?.map(Arc::new);
         cache.insert(model.to_string(), view.clone());
         Ok(view)
     }

@@ -199,11 +199,7 @@ pub fn embed_texts(c: &StoredChunk, plan: EmbedPlan, window_chars: usize) -> Vec
 }
 
 /// The cache key of an embedded text: its hash and how it was built.
-pub(crate) fn cache_key(text: &str, variant: EmbedText) -> String {
-    key(text, variant)
-}
-
-fn key(text: &str, variant: EmbedText) -> String {
+pub(crate) fn key(text: &str, variant: EmbedText) -> String {
     format!(
         "{}{}",
         variant.tag(),
@@ -444,19 +440,21 @@ pub struct VectorView {
     pub chunks: usize,
 }
 
-/// `model`'s vector search in `store` (None: nothing embedded with it yet).
+/// `model`'s vector search in `store` (None: nothing embedded with it yet),
+/// with the query map `state` holds for it.
 pub fn load_vectors(
-    store: &(impl ChunkStore + VectorStore + IndexStore + ?Sized),
+    store: &(impl ChunkStore + VectorStore + ?Sized),
     model: &str,
+    state: &ken_store::IndexState,
 ) -> Result<Option<VectorView>> {
     let Some(meta) = store.vector_meta(model)? else {
         return Ok(None);
     };
     let (held, chunks) = index_coverage(store, model)?;
-    let adapter = store
-        .state()?
+    let adapter = state
         .adapter
-        .and_then(|a| crate::query_map::Adapter::from_record(&a, model))
+        .as_ref()
+        .and_then(|a| crate::query_map::Adapter::from_record(a, model))
         .map(std::sync::Arc::new);
     Ok(Some(VectorView {
         meta,
@@ -484,7 +482,7 @@ pub fn dense_search(
     query: &str,
     k: usize,
 ) -> Result<Option<Dense>> {
-    match load_vectors(store, embedder.id())? {
+    match load_vectors(store, embedder.id(), &store.state()?)? {
         Some(view) => dense_search_in(
             store,
             &view,

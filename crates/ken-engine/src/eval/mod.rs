@@ -442,11 +442,11 @@ impl EvalRun<'_> {
         let opts = self.opts;
         let store = self.stores.open(repo)?;
         let store: &dyn Store = &*store;
+        let state = store.state()?;
         let vectors = match self.embedder {
-            Some(e) => semantic::load_vectors(store, e.id())?,
+            Some(e) => semantic::load_vectors(store, e.id(), &state)?,
             None => None,
         };
-        let state = store.state()?;
         let rank = settings.rank.for_repo(&state);
         // the constants themselves serve questions what was learned
         // does not fit (RankParams::for_question)
