@@ -810,6 +810,52 @@ fn tune_step(
     Ok(Some(learned))
 }
 
+/// What the documentation teaches when an evaluation asks `questions`
+/// ([`crate::tune_docs::cross_fit`]): an evaluation never learns from its
+/// own questions, and a docs question is a section heading of the
+/// repository's own pages. What was learned without any page a question
+/// names is stored (searches across repositories read it); `None` when no
+/// question is a section.
+pub(crate) fn cross_fit_questions(
+    settings: &Settings,
+    store: &mut dyn Store,
+    embedder: Option<&dyn Embedder>,
+    questions: &[String],
+) -> Result<Option<crate::tune_docs::CrossFit>> {
+    let mut state = store.state()?;
+    let Some(ranking) = state.ranking.as_ref().filter(|t| t.docs.is_some()) else {
+        return Ok(None);
+    };
+    let vectors = match embedder.filter(|_| ranking.mode == "hybrid") {
+        Some(e) => semantic::load_vectors(store, e.id(), &state)?,
+        None => None,
+    };
+    let env = SearchEnv {
+        rank: &settings.rank,
+        embedder: embedder.filter(|_| vectors.is_some()),
+        vectors: vectors.as_ref(),
+        identities: None,
+        churn: None,
+        template: None,
+    };
+    let fit = crate::tune_docs::cross_fit(
+        &*store,
+        &settings.rank,
+        env,
+        ranking.until,
+        &ranking.params,
+        questions,
+    )?;
+    if !fit.applies() {
+        return Ok(None);
+    }
+    if let Some(r) = state.ranking.as_mut() {
+        r.docs = fit.without_all.clone();
+    }
+    store.set_state(&state)?;
+    Ok(Some(fit))
+}
+
 /// What was learned from `learned_commits` commits up to `until` still
 /// holds: the history has not grown by a tenth (at least 200 commits)
 /// since, and the index has not moved back before what it learned from.

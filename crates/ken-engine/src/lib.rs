@@ -14,6 +14,7 @@ mod ask;
 mod branch;
 mod churn;
 mod context;
+pub(crate) mod doc_questions;
 mod engine;
 mod error;
 mod eval;
@@ -33,6 +34,7 @@ mod people;
 mod query_cache;
 mod query_map;
 mod question;
+mod question_kind;
 mod repo;
 mod report;
 mod request;
@@ -45,6 +47,7 @@ mod tickets;
 mod time;
 mod tokens;
 mod tune;
+mod tune_docs;
 mod who;
 
 pub use access::{Access, Principal, Scope};
@@ -82,12 +85,13 @@ pub use ken_report::Report;
 pub use ken_report::render;
 pub use ken_report::tickets::TicketFormat;
 pub use ken_source::HostKind;
-pub use ken_store::{DenseAdapter, JobState, RemoteHead, TunedRanking};
+pub use ken_store::{DenseAdapter, DocsRanking, JobState, RemoteHead, TunedRanking};
 
 /// For the offline tools in `examples/` (signal dumps for fusion
 /// research); not an API, and it may change at any time.
 #[doc(hidden)]
 pub mod research {
+    pub use crate::doc_questions::{DocQuestion, doc_questions};
     pub use crate::question::identifiers;
     pub use crate::search::file_prior;
     pub use crate::semantic::{EmbedderSpec, dense_search, open_embedder};

@@ -112,6 +112,14 @@ pub struct RankParams {
     /// Learn the fusion from each repository's history at index time and
     /// search with what was learned (tune.rs); off: these constants only.
     pub learned: bool,
+    /// Questions that read like the repository's documentation (its
+    /// section headings) get the constants learned from it, when it taught
+    /// any (tune_docs.rs); off (the default): every question gets what the
+    /// commits taught. Off because, measured with each question's page
+    /// left out of what it is answered with, it moved docs_dev by nothing
+    /// (BENCHMARKS.md §46); it is learned at `ken index` all the same, so
+    /// switching it on needs no new index.
+    pub learned_docs: bool,
     /// Learn a query map for dense retrieval from each repository's
     /// history at index time and search with it (adapt.rs); off (the
     /// default): plain queries. Off because the map, learned from commit
@@ -165,6 +173,7 @@ impl Default for RankParams {
             w_who_similar: 2.0,
             w_who_active: 0.0,
             learned: true,
+            learned_docs: false,
             adapter: false,
             fields: FieldWeights::default(),
         }
@@ -221,6 +230,7 @@ impl RankParams {
             "issue_env_out" => self.issue_env_out = v != 0.0,
             "issue_template_out" => self.issue_template_out = v != 0.0,
             "learned" => self.learned = v != 0.0,
+            "learned_docs" => self.learned_docs = v != 0.0,
             "adapter" => self.adapter = v != 0.0,
             "w_churn" => self.w_churn = v,
             "w_fixes" => self.w_fixes = v,
@@ -256,26 +266,42 @@ impl RankParams {
     }
 
     /// [`RankParams::for_repo`] for one question. What was learned applies
-    /// to questions like the ones it was learned from, the repository's
-    /// commit messages: a question with code or a traceback in it (a bug
-    /// report) gets it only when at least [`LEARNED_SHAPE_MIN`] of those
-    /// messages had code too, and the constants otherwise (BENCHMARKS.md
-    /// §27: SWE-bench Lite's reports lose with the learned fusion, and
-    /// commits_dev does not move).
+    /// to questions like the ones it was learned from:
+    /// - a question with code or a traceback in it (a bug report) gets what
+    ///   the commits taught only when at least [`LEARNED_SHAPE_MIN`] of
+    ///   their messages had code too, and the constants otherwise
+    ///   (BENCHMARKS.md §27: SWE-bench Lite's reports lose with the learned
+    ///   fusion, and commits_dev does not move);
+    /// - a question the router reads as like the documentation's section
+    ///   headings gets what was chosen for those (tune_docs.rs), when
+    ///   `learned_docs` is on (off by default);
+    /// - any other gets what the commits taught.
     pub fn for_question(
         &self,
         state: &ken_store::IndexState,
         question: &crate::question::Question,
     ) -> RankParams {
         // the question is read only when something learned is in use
-        let in_use = state
-            .ranking
-            .as_ref()
-            .filter(|t| self.learned && !t.params.is_empty());
-        match in_use {
-            Some(t) if t.code_questions < LEARNED_SHAPE_MIN && question.has_code => self.clone(),
-            _ => self.for_repo(state),
+        let Some(t) = state.ranking.as_ref().filter(|_| self.learned) else {
+            return self.clone();
+        };
+        if question.has_code {
+            if t.code_questions < LEARNED_SHAPE_MIN {
+                return self.clone();
+            }
+            return self.for_repo(state);
         }
+        if self.learned_docs
+            && let Some(d) = &t.docs
+            && crate::question_kind::reads_like_docs(&d.router, &question.text)
+        {
+            let mut p = self.clone();
+            for (k, v) in &d.params {
+                let _ = p.set(k, *v);
+            }
+            return p;
+        }
+        self.for_repo(state)
     }
 
     /// Some file prior needs the file history ([`crate::churn::FileChurn`]).
@@ -365,5 +391,42 @@ mod tests {
                 .w_file,
             p.w_file
         );
+    }
+
+    #[test]
+    fn questions_like_the_documentation_get_what_it_taught() {
+        let p = RankParams {
+            learned_docs: true,
+            ..RankParams::default()
+        };
+        let mut s = state(0);
+        let router = crate::question_kind::learn(
+            &[
+                "Fix crash in the pool",
+                "Add retry to the client",
+                "Fix typo",
+            ],
+            &[
+                "Lifecycle of the Context",
+                "Using the Context",
+                "The Request Context",
+            ],
+        );
+        s.ranking.as_mut().unwrap().docs = Some(ken_store::DocsRanking {
+            chosen: "docs".into(),
+            params: [("w_dense_file".to_string(), 4.0f32)].into_iter().collect(),
+            router,
+            ..Default::default()
+        });
+        let like_docs = Question::read("Context of the Request", p.issue_words);
+        let like_commit = Question::read("Fix crash in the client", p.issue_words);
+        // the documentation's constants over the defaults, not the commits'
+        let got = p.for_question(&s, &like_docs);
+        assert_eq!((got.w_dense_file, got.w_file), (4.0, p.w_file));
+        let got = p.for_question(&s, &like_commit);
+        assert_eq!((got.w_dense_file, got.w_file), (p.w_dense_file, 9.0));
+        // switched off (the default): the commits' for every question
+        let off = RankParams::default();
+        assert_eq!(off.for_question(&s, &like_docs).w_file, 9.0);
     }
 }

@@ -45,12 +45,12 @@ impl Default for TuneOptions {
 /// Weights of the defaults tried, in questions: with `n` questions a fit
 /// moves `n / (n + prior)` of the way from the defaults. The one that does
 /// best on held-out questions is used (ties: the most cautious).
-const PRIORS: &[f64] = &[0.0, 10.0, 25.0, 50.0, 100.0];
+pub(crate) const PRIORS: &[f64] = &[0.0, 10.0, 25.0, 50.0, 100.0];
 
 /// One question from history and what retrieval made of it.
-struct Example {
-    rows: Vec<FileRow>,
-    gold: HashSet<usize>,
+pub(crate) struct Example {
+    pub(crate) rows: Vec<FileRow>,
+    pub(crate) gold: HashSet<usize>,
 }
 
 /// The constants the learner may move, and the values it tries.
@@ -58,7 +58,7 @@ const WEIGHT_GRID: &[f32] = &[0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0
 const PRIOR_GRID: &[f32] = &[0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 const HISTORY_GRID: &[f32] = &[0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5];
 
-fn knobs(with_dense: bool) -> Vec<(&'static str, &'static [f32])> {
+pub(crate) fn knobs(with_dense: bool) -> Vec<(&'static str, &'static [f32])> {
     let mut k: Vec<(&str, &[f32])> = vec![
         (
             if with_dense { "w_file_dense" } else { "w_file" },
@@ -156,6 +156,41 @@ pub fn history_questions(
     Ok(out)
 }
 
+/// What the learner reads once: the indexed files, the questions history
+/// asks, the file history, and the mode the questions are asked in.
+pub(crate) struct History {
+    pub(crate) paths: Vec<String>,
+    pub(crate) questions: Vec<CommitQuestion>,
+    pub(crate) churn: FileChurn,
+    pub(crate) mode: Mode,
+}
+
+impl History {
+    pub(crate) fn read(
+        store: &dyn Store,
+        env: SearchEnv<'_>,
+        until: Option<i64>,
+        opts: &TuneOptions,
+    ) -> Result<History> {
+        let paths = crate::repo::indexed_paths(store)?;
+        let indexed: HashSet<String> = paths.iter().cloned().collect();
+        let commits = store.all_commits()?;
+        let questions = history_questions(store, &commits, &indexed, until, opts.max_queries)?;
+        let mode = if env.vectors.is_some() && env.embedder.is_some() {
+            Mode::Hybrid
+        } else {
+            Mode::Lexical
+        };
+        let churn = FileChurn::from_history(&commits, store.commits_touching(&paths)?, until);
+        Ok(History {
+            paths,
+            questions,
+            churn,
+            mode,
+        })
+    }
+}
+
 /// Learn the fusion of one repository. `None` when history is too short
 /// to say anything.
 pub fn tune(
@@ -166,50 +201,18 @@ pub fn tune(
     opts: &TuneOptions,
 ) -> Result<Option<TunedRanking>> {
     let started = Instant::now();
-    // history and the file list, read once for the questions and the priors
-    let paths = crate::repo::indexed_paths(store)?;
-    let indexed: HashSet<String> = paths.iter().cloned().collect();
-    let commits = store.all_commits()?;
-    let questions = history_questions(store, &commits, &indexed, until, opts.max_queries)?;
-    let mode = if env.vectors.is_some() && env.embedder.is_some() {
-        Mode::Hybrid
-    } else {
-        Mode::Lexical
-    };
-    let churn = FileChurn::from_history(&commits, store.commits_touching(&paths)?, until);
+    let History {
+        paths,
+        questions,
+        churn,
+        mode,
+    } = History::read(store, env, until, opts)?;
     let mut examples = Vec::new();
     let mut with_dense = false;
-    for CommitQuestion {
-        message: query,
-        gold,
-        time,
-        ..
-    } in &questions
-    {
-        let req = SearchRequest {
-            query: query.clone(),
-            limit: 10,
-            files: true,
-            mode,
-            ..Default::default()
-        };
-        let question = Question::read(query, env.rank.issue_words);
-        let ranked = search::rank_candidates(store, &req, &question, env)?;
-        let mut rows = search::file_rows(&ranked);
-        // the file history as it stood before this commit: its own change
-        // and every later one are not known to the question
-        for r in rows.iter_mut() {
-            let n = churn.counts(&r.path, Some(*time));
-            (r.changes, r.fixes, r.recent) = (n.changes, n.fixes, n.recent);
-        }
-        with_dense |= rows.iter().any(|r| r.ranks[2].is_some());
-        let gold: HashSet<usize> = rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| gold.contains(&r.path))
-            .map(|(i, _)| i)
-            .collect();
-        examples.push(Example { rows, gold });
+    for q in &questions {
+        let e = example(store, env, mode, &churn, &q.message, &q.gold, Some(q.time))?;
+        with_dense |= e.rows.iter().any(|r| r.ranks[2].is_some());
+        examples.push(e);
     }
     let usable = examples.iter().filter(|e| !e.gold.is_empty()).count();
     if usable < opts.min_queries {
@@ -252,6 +255,20 @@ pub fn tune(
     let learned = shrink(&fitted, &defaults, &all, PRIORS[j]);
     let (held_default, held_learned) = (held_default / n, held[j] / n);
     let adopted = held_learned >= held_default;
+    let params = if adopted {
+        learned.clone()
+    } else {
+        BTreeMap::new()
+    };
+    let texts: Vec<&str> = questions.iter().map(|q| q.message.as_str()).collect();
+    let history = crate::tune_docs::Learned {
+        paths: &paths,
+        churn: &churn,
+        mode,
+        params: &params,
+        texts: &texts,
+    };
+    let docs = crate::tune_docs::learn(store, base, env, until, &history, &|_| true, opts)?;
     Ok(Some(TunedRanking {
         questions: examples.len(),
         answerable: usable,
@@ -262,19 +279,55 @@ pub fn tune(
         heldout_learned: round(held_learned),
         adopted,
         prior: PRIORS[j],
-        params: if adopted { learned } else { BTreeMap::new() },
+        params,
         took_ms: started.elapsed().as_millis() as u64,
         code_questions: questions
             .iter()
             .filter(|q| crate::issue::has_code(&q.message, base.issue_words))
             .count(),
+        docs,
         ..Default::default()
     }))
 }
 
+/// One question asked as search asks it: each candidate file's ranks in
+/// every list, with the file history as it stood before `time` (its own
+/// change and every later one are not known to the question).
+pub(crate) fn example(
+    store: &dyn Store,
+    env: SearchEnv<'_>,
+    mode: Mode,
+    churn: &FileChurn,
+    query: &str,
+    gold: &[String],
+    time: Option<i64>,
+) -> Result<Example> {
+    let req = SearchRequest {
+        query: query.to_string(),
+        limit: 10,
+        files: true,
+        mode,
+        ..Default::default()
+    };
+    let question = Question::read(query, env.rank.issue_words);
+    let ranked = search::rank_candidates(store, &req, &question, env)?;
+    let mut rows = search::file_rows(&ranked);
+    for r in rows.iter_mut() {
+        let n = churn.counts(&r.path, time);
+        (r.changes, r.fixes, r.recent) = (n.changes, n.fixes, n.recent);
+    }
+    let gold: HashSet<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| gold.contains(&r.path))
+        .map(|(i, _)| i)
+        .collect();
+    Ok(Example { rows, gold })
+}
+
 /// Coordinate ascent over the knobs' grids, from the defaults; a move must
 /// gain, ties keep the current value.
-fn fit(
+pub(crate) fn fit(
     data: &[&Example],
     base: &RankParams,
     knobs: &[(&str, &[f32])],
@@ -307,7 +360,7 @@ fn fit(
 }
 
 /// Move `n / (n + prior)` of the way from the defaults to the fit.
-fn shrink(
+pub(crate) fn shrink(
     fit: &BTreeMap<String, f32>,
     defaults: &BTreeMap<String, f32>,
     data: &[&Example],
@@ -327,7 +380,11 @@ fn shrink(
         .collect()
 }
 
-fn weights(base: &RankParams, set: &BTreeMap<String, f32>, with_dense: bool) -> FileWeights {
+pub(crate) fn weights(
+    base: &RankParams,
+    set: &BTreeMap<String, f32>,
+    with_dense: bool,
+) -> FileWeights {
     let mut p = base.clone();
     for (k, v) in set {
         let _ = p.set(k, *v);
@@ -336,7 +393,7 @@ fn weights(base: &RankParams, set: &BTreeMap<String, f32>, with_dense: bool) -> 
 }
 
 /// Mean reciprocal rank of the first gold file in the top 10.
-fn mrr(data: &[&Example], w: &FileWeights) -> f64 {
+pub(crate) fn mrr(data: &[&Example], w: &FileWeights) -> f64 {
     if data.is_empty() {
         return 0.0;
     }
@@ -353,7 +410,7 @@ fn mrr(data: &[&Example], w: &FileWeights) -> f64 {
     total / data.len() as f64
 }
 
-fn get(p: &RankParams, name: &str) -> f32 {
+pub(crate) fn get(p: &RankParams, name: &str) -> f32 {
     match name {
         "w_file" => p.w_file,
         "w_file_dense" => p.w_file_dense,
@@ -370,7 +427,7 @@ fn get(p: &RankParams, name: &str) -> f32 {
     }
 }
 
-fn round(x: f64) -> f64 {
+pub(crate) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 

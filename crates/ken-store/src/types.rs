@@ -129,6 +129,40 @@ pub struct TunedRanking {
     /// was learned is used for such a question only when they were many.
     #[serde(default)]
     pub code_questions: usize,
+    /// What the repository's documentation taught: its section headings
+    /// as questions, for the questions that read like them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs: Option<DocsRanking>,
+}
+
+/// Ranking constants for questions like the repository's documentation
+/// asks (section headings → the code their cross-references name), and
+/// the router that tells such a question from one like a commit message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DocsRanking {
+    /// Sections read as questions, how many had an answer among the
+    /// candidates, and the pages they came from.
+    pub questions: usize,
+    pub answerable: usize,
+    pub pages: usize,
+    /// MRR@10 on sections of pages each fit did not see (two folds by
+    /// page): the constants, what the commits taught, the documentation's
+    /// own fit.
+    pub heldout_default: f64,
+    pub heldout_commits: f64,
+    pub heldout_learned: f64,
+    /// Which of the three serves questions like these: `default`,
+    /// `commits` or `docs` (the best held out; ties: the first).
+    pub chosen: String,
+    /// Constant name → value for such questions (empty: the constants).
+    pub params: BTreeMap<String, f32>,
+    /// The router: word → weight of the log-odds that a question reads
+    /// like a section heading rather than a commit message; the empty word
+    /// is the bias.
+    pub router: BTreeMap<String, f32>,
+    /// Share of questions the router put on the right side, held out.
+    pub router_heldout: f64,
+    pub took_ms: u64,
 }
 
 /// How many files were left out for one reason, and a few of them.

@@ -91,6 +91,10 @@ pub struct FileConfig {
     /// Learn the ranking from each repository's history at `ken index` and
     /// search with it (default true; false: the built-in constants).
     pub learned_ranking: Option<bool>,
+    /// Questions that read like the repository's documentation get the
+    /// constants learned from its section headings (default true; false:
+    /// every question gets what the commits taught).
+    pub learned_docs: Option<bool>,
     /// Learn a query map for dense retrieval from each repository's
     /// history at `ken index` and search with it (default false: plain
     /// queries).
@@ -429,6 +433,9 @@ pub fn settings(
     }
     if let Some(l) = file.learned_ranking {
         s.rank.learned = l;
+    }
+    if let Some(l) = file.learned_docs {
+        s.rank.learned_docs = l;
     }
     if let Some(a) = file.dense_adapter {
         s.rank.adapter = a;

@@ -510,3 +510,172 @@ The total drops the cents of a price.\n\n\
     assert_eq!(mrr("1"), 1.0);
     assert!(mrr("0") < 1.0);
 }
+
+/// The shop's modules, each defining two functions, and a manual of
+/// Sphinx pages whose sections cross-reference them.
+const MODULES: &[(&str, &str, &str, &str)] = &[
+    (
+        "pricing",
+        "apply_discount",
+        "round_price",
+        "discount prices rounding",
+    ),
+    (
+        "invoice",
+        "invoice_total",
+        "invoice_lines",
+        "invoice totals lines",
+    ),
+    ("tax", "add_tax", "tax_rate", "tax rates countries"),
+    (
+        "shipping",
+        "ship_cost",
+        "pick_carrier",
+        "shipping carriers parcels",
+    ),
+    (
+        "stock",
+        "reserve_stock",
+        "release_stock",
+        "stock reservations warehouse",
+    ),
+    (
+        "refund",
+        "issue_refund",
+        "refund_window",
+        "refunds returned orders",
+    ),
+];
+
+fn manual(r: &Repo) {
+    for (module, f, g, words) in MODULES {
+        r.write(
+            &format!("shop/{module}.py"),
+            format!(
+                "\"\"\"{words}.\"\"\"\n\n\ndef {f}(order):\n    \"\"\"Work out {words} for an order.\"\"\"\n    return order\n\n\ndef {g}(order):\n    \"\"\"The {words} of one order.\"\"\"\n    return order\n"
+            ),
+        );
+        let mut page = format!(
+            "{0}\n{1}\n\n",
+            module.to_uppercase(),
+            "=".repeat(module.len())
+        );
+        for (i, title) in [
+            "How the {w} are computed",
+            "Changing the {w} of an order",
+            "Where the {w} come from",
+            "Checking the {w} in tests",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let title = title.replace("{w}", words.split(' ').next().unwrap());
+            let target = if i % 2 == 0 { f } else { g };
+            page.push_str(&format!(
+                "{title}\n{}\n\nCall :func:`shop.{module}.{target}` with the order; it handles {words}.\n\n",
+                "-".repeat(title.len())
+            ));
+        }
+        r.write(&format!("docs/{module}.rst"), page);
+    }
+}
+
+#[test]
+fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never_learns_its_own() {
+    let r = Repo::new();
+    shop(&r);
+    manual(&r);
+    r.commit("initial");
+    history(&r, 45);
+    let head = r.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let ken = Ken::new();
+    let report = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    let d = &report["ranking"]["docs"];
+    // 8 pages × 4 sections, each pointing at one function of one module
+    assert_eq!(d["questions"], 32, "{report}");
+    assert_eq!(d["pages"], 8, "{d}");
+    assert!(d["answerable"].as_u64().unwrap() >= 20, "{d}");
+    let chosen = d["chosen"].as_str().unwrap();
+    assert!(["default", "commits", "docs"].contains(&chosen), "{d}");
+    for key in ["heldout_default", "heldout_commits", "heldout_learned"] {
+        let x = d[key].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&x), "{key}: {d}");
+    }
+    // the best held out serves such questions; ties keep the defaults
+    let (def, com, own) = (
+        d["heldout_default"].as_f64().unwrap(),
+        d["heldout_commits"].as_f64().unwrap(),
+        d["heldout_learned"].as_f64().unwrap(),
+    );
+    let best = match chosen {
+        "docs" => own > def.max(com),
+        "commits" => com > def && com >= own,
+        _ => def >= com && def >= own,
+    };
+    assert!(best, "{d}");
+    // the router's words are counted on the wire, not listed
+    assert!(d.get("router").is_none(), "{d}");
+    assert!(d["router_words"].as_u64().is_some(), "{d}");
+    let text = stdout(&ken.run(&["status"]));
+    assert!(
+        text.contains("documentation: 32 sections of 8 pages as questions"),
+        "{text}"
+    );
+
+    // an evaluation asking two of the headings: no section of their pages
+    // is learned from while it runs (each question gets what was learned
+    // without its page; what is stored, without either)
+    let set = ken.home.path().join("docs.jsonl");
+    let lines: Vec<String> = [
+        ("How the discount are computed", "shop/pricing.py"),
+        ("Where the tax come from", "shop/tax.py"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (q, gold))| {
+        serde_json::json!({"id": format!("d{i}"), "repo": "shop", "base_sha": head,
+            "query": q, "gold_files": [gold]})
+        .to_string()
+    })
+    .collect();
+    std::fs::write(&set, lines.join("\n") + "\n").unwrap();
+    let repo = format!("shop={}", r.path().display());
+    // off (the default): nothing is learned again
+    let off = ken.json(&[
+        "eval",
+        set.to_str().unwrap(),
+        "--repo",
+        &repo,
+        "--mode",
+        "lexical",
+        "--json",
+    ]);
+    assert_eq!(off["overall"]["queries"], 2, "{off}");
+    let status = ken.json(&["status", "--json"]);
+    assert_eq!(status["repos"][0]["ranking"]["docs"]["questions"], 32);
+    let v = ken.json(&[
+        "eval",
+        set.to_str().unwrap(),
+        "--repo",
+        &repo,
+        "--mode",
+        "lexical",
+        "--param",
+        "learned_docs=1",
+        "--json",
+    ]);
+    assert_eq!(v["overall"]["queries"], 2, "{v}");
+    let status = ken.json(&["status", "--json"]);
+    let after = &status["repos"][0]["ranking"]["docs"];
+    assert_eq!(after["questions"], 24, "{status}");
+    assert_eq!(after["pages"], 6, "{status}");
+    // the commits' part is as it was
+    let mut a = report["ranking"].clone();
+    let mut b = status["repos"][0]["ranking"].clone();
+    for v in [&mut a, &mut b] {
+        let o = v.as_object_mut().unwrap();
+        o.remove("docs");
+        o.remove("took_ms");
+    }
+    assert_eq!(a, b);
+}

@@ -295,6 +295,7 @@ pub fn eval(
         named: Vec::new(),
         failed: Vec::new(),
         who_ranks: BTreeMap::new(),
+        docs_fits: HashMap::new(),
     };
     // Group by repository, then by the commit to index, in commit order.
     let mut by_repo: BTreeMap<String, Vec<EvalQuery>> = BTreeMap::new();
@@ -365,6 +366,9 @@ pub(crate) struct EvalRun<'a> {
     pub(crate) named: Vec<QueryOutcome>,
     pub(crate) failed: Vec<FailedStep>,
     who_ranks: BTreeMap<String, Vec<WhoRanks>>,
+    /// Per repository, question id → what the documentation taught without
+    /// that question's page (index::cross_fit_questions).
+    pub(crate) docs_fits: HashMap<String, HashMap<String, Option<ken_store::DocsRanking>>>,
 }
 
 impl EvalRun<'_> {
@@ -425,6 +429,20 @@ impl EvalRun<'_> {
                 return Ok(false);
             }
         };
+        if !qs.is_empty() && self.settings.rank.learned && self.settings.rank.learned_docs {
+            // what the documentation taught, never from these questions
+            let questions: Vec<String> = qs.iter().map(|q| q.query.clone()).collect();
+            let mut store = self.stores.open_for_writing(repo)?;
+            let fit =
+                index::cross_fit_questions(self.settings, &mut *store, self.embedder, &questions)?;
+            let per_question = self.docs_fits.entry(repo.to_string()).or_default();
+            per_question.clear();
+            if let Some(fit) = fit {
+                for (i, q) in qs.iter().enumerate() {
+                    per_question.insert(q.id.clone(), fit.for_question(i).cloned());
+                }
+            }
+        }
         (self.log)(&format!(
             "{repo} @ {}: {} files, {} processed in {:.1}s",
             sha.map(|s| &s[..s.len().min(10)]).unwrap_or("HEAD"),
@@ -478,7 +496,16 @@ impl EvalRun<'_> {
         }
         for q in qs {
             let question = Question::read(&q.query, settings.rank.issue_words);
-            let rank = settings.rank.for_question(&state, &question);
+            let rank = match self.docs_fits.get(repo).and_then(|m| m.get(&q.id)) {
+                Some(docs) => {
+                    let mut fold = state.clone();
+                    if let Some(r) = fold.ranking.as_mut() {
+                        r.docs = docs.clone();
+                    }
+                    settings.rank.for_question(&fold, &question)
+                }
+                None => settings.rank.for_question(&state, &question),
+            };
             let env = SearchEnv { rank: &rank, ..env };
             let asked = Asked {
                 q,

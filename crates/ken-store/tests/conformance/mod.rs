@@ -221,6 +221,21 @@ fn learned_ranking() -> ken_store::TunedRanking {
         .into_iter()
         .collect(),
         took_ms: 435,
+        docs: Some(ken_store::DocsRanking {
+            questions: 96,
+            answerable: 80,
+            pages: 31,
+            heldout_default: 0.41,
+            heldout_commits: 0.39,
+            heldout_learned: 0.47,
+            chosen: "docs".into(),
+            params: [("w_dense_file".to_string(), 2.0f32)].into_iter().collect(),
+            router: [(String::new(), -0.25f32), ("context".to_string(), 1.5)]
+                .into_iter()
+                .collect(),
+            router_heldout: 0.93,
+            took_ms: 120,
+        }),
     }
 }
 

@@ -26,7 +26,7 @@ pub fn run(engine: &Engine, a: IndexArgs, out: &Output, quiet: bool) -> Result<i
     if out.json {
         out.print(&wire::IndexRun::from(&report));
     } else if !quiet {
-        print_summary(&report, out);
+        print_summary(&report, out, engine.settings().rank.learned_docs);
     }
     Ok(0)
 }
@@ -72,7 +72,7 @@ fn print_scip(r: &IndexReport, out: &Output) {
     }
 }
 
-fn print_summary(r: &IndexReport, out: &Output) {
+fn print_summary(r: &IndexReport, out: &Output, docs_in_use: bool) {
     let at = match (&r.commit, r.worktree) {
         (Some(c), true) => format!("working tree at {}", &c[..c.len().min(12)]),
         (None, true) if r.plain_folder => "a folder outside git (no history)".to_string(),
@@ -156,7 +156,7 @@ fn print_summary(r: &IndexReport, out: &Output) {
         outln!("  {}", super::status::adapter_line(a));
     }
     if let Some(t) = &r.ranking {
-        outln!("  {}", super::status::ranking_line(t));
+        outln!("  {}", super::status::ranking_line(t, docs_in_use));
     }
     print_scip(r, out);
     for w in &r.warnings {

@@ -78,7 +78,7 @@ pub fn run(engine: &Engine, a: StatusArgs, out: &Output) -> Result<i32> {
             );
         }
         if let Some(t) = &r.state.ranking {
-            outln!("  {}", ranking_line(t));
+            outln!("  {}", ranking_line(t, engine.settings().rank.learned_docs));
         }
         if let Some(a) = &r.state.adapter {
             outln!("  {}", adapter_line(a));
@@ -150,7 +150,7 @@ pub fn adapter_line(a: &ken_engine::DenseAdapter) -> String {
 }
 
 /// What was learned from history, in one line.
-pub fn ranking_line(t: &ken_engine::TunedRanking) -> String {
+pub fn ranking_line(t: &ken_engine::TunedRanking, docs_in_use: bool) -> String {
     let learned: Vec<String> = t.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!(
         "ranking: learned from {} past commits ({} answerable, {}): held-out MRR@10 {:.3} with the defaults, {:.3} learned — {}",
@@ -170,5 +170,38 @@ pub fn ranking_line(t: &ken_engine::TunedRanking) -> String {
         } else {
             "not in use (no better than the defaults)".to_string()
         }
+    ) + &t
+        .docs
+        .as_ref()
+        .map(|d| docs_line(d, docs_in_use))
+        .unwrap_or_default()
+}
+
+/// What the documentation taught, as the rest of the ranking line.
+fn docs_line(d: &ken_engine::DocsRanking, in_use: bool) -> String {
+    let used = match d.chosen.as_str() {
+        "docs" => {
+            let p: Vec<String> = d.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("its own ({})", p.join(", "))
+        }
+        "commits" => "what the commits taught".to_string(),
+        _ => "the defaults".to_string(),
+    };
+    let routed = if d.router.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; the router tells them from commit messages {:.0}% of the time held out",
+            d.router_heldout * 100.0
+        )
+    };
+    let get = if in_use {
+        "get"
+    } else {
+        "would get (with `learned_docs = true`)"
+    };
+    format!(
+        "; documentation: {} sections of {} pages as questions ({} answerable): held-out MRR@10 {:.3} with the defaults, {:.3} with the commits', {:.3} its own — questions like them {get} {used}{routed}",
+        d.questions, d.pages, d.answerable, d.heldout_default, d.heldout_commits, d.heldout_learned,
     )
 }
