@@ -41,6 +41,9 @@ struct Section {
 const MAX_DEFINERS: usize = 3;
 /// A question answered by more files than this is an overview.
 const MAX_GOLD: usize = 4;
+/// Most sections with references resolved, questions or not: a
+/// documentation site of thousands of pages costs a bounded time.
+const MAX_RESOLVED: usize = 3000;
 
 /// A documentation page worth reading: reStructuredText or Markdown, not a
 /// changelog, licence or list of authors.
@@ -89,6 +92,7 @@ pub fn doc_questions(
         .collect();
     pages.sort();
     let mut out = Vec::new();
+    let mut resolved = 0;
     for (page, rst) in pages {
         let Some(text) = store.file_text(page)? else {
             continue;
@@ -103,6 +107,10 @@ pub fn doc_questions(
             if refs.is_empty() {
                 continue;
             }
+            if resolved >= MAX_RESOLVED {
+                return Ok(out);
+            }
+            resolved += 1;
             let gold = resolve(store, &code, &refs)?;
             if gold.is_empty() || gold.len() > MAX_GOLD {
                 continue;

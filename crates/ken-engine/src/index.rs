@@ -792,16 +792,24 @@ fn tune_step(
         churn: None,
         template: None,
     };
-    let learned = tune::tune(
+    let started = Instant::now();
+    let opts = tune::TuneOptions::default();
+    let history = tune::History::read(&*store, env, state.commit_time, &opts)?;
+    let learned = tune::tune(&*store, &settings.rank, env, &opts, &history)?;
+    let Some(mut learned) = learned else {
+        return Ok(None);
+    };
+    learned.took_ms = started.elapsed().as_millis() as u64;
+    // the documentation's sections, with what the commits taught
+    learned.docs = crate::tune_docs::learn_all(
         &*store,
         &settings.rank,
         env,
         state.commit_time,
-        &tune::TuneOptions::default(),
+        &history,
+        &learned.params,
+        &opts,
     )?;
-    let Some(mut learned) = learned else {
-        return Ok(None);
-    };
     learned.commit = state.commit.clone();
     learned.commits = commits;
     learned.until = state.commit_time;

@@ -168,8 +168,10 @@ mod tests {
     #[test]
     fn words_unseen_by_both_sets_sit_near_even_odds() {
         let router = learn(COMMITS, DOCS);
+        // within odds of 3 to 1 either way (the bias alone)
         let s = score(&router, "zebra quokka");
-        assert!(s.abs() < 0.5, "{s}");
+        assert!(s.abs() < 1.1, "{s}");
+        assert_eq!(s, router[""] as f64);
         assert!(features("Fix the pool").contains("^fix"));
         assert!(features("Fix the pool").contains("pool"));
     }

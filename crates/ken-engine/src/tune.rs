@@ -191,26 +191,27 @@ impl History {
     }
 }
 
-/// Learn the fusion of one repository. `None` when history is too short
-/// to say anything.
+/// Learn the fusion of one repository from what `history` read. `None`
+/// when history is too short to say anything.
 pub fn tune(
     store: &dyn Store,
     base: &RankParams,
     env: SearchEnv<'_>,
-    until: Option<i64>,
     opts: &TuneOptions,
+    history: &History,
 ) -> Result<Option<TunedRanking>> {
     let started = Instant::now();
     let History {
-        paths,
         questions,
         churn,
         mode,
-    } = History::read(store, env, until, opts)?;
+        ..
+    } = history;
+    let mode = *mode;
     let mut examples = Vec::new();
     let mut with_dense = false;
-    for q in &questions {
-        let e = example(store, env, mode, &churn, &q.message, &q.gold, Some(q.time))?;
+    for q in questions {
+        let e = example(store, env, mode, churn, &q.message, &q.gold, Some(q.time))?;
         with_dense |= e.rows.iter().any(|r| r.ranks[2].is_some());
         examples.push(e);
     }
@@ -260,15 +261,6 @@ pub fn tune(
     } else {
         BTreeMap::new()
     };
-    let texts: Vec<&str> = questions.iter().map(|q| q.message.as_str()).collect();
-    let history = crate::tune_docs::Learned {
-        paths: &paths,
-        churn: &churn,
-        mode,
-        params: &params,
-        texts: &texts,
-    };
-    let docs = crate::tune_docs::learn(store, base, env, until, &history, &|_| true, opts)?;
     Ok(Some(TunedRanking {
         questions: examples.len(),
         answerable: usable,
@@ -285,7 +277,6 @@ pub fn tune(
             .iter()
             .filter(|q| crate::issue::has_code(&q.message, base.issue_words))
             .count(),
-        docs,
         ..Default::default()
     }))
 }

@@ -26,7 +26,7 @@ use crate::params::RankParams;
 use crate::question_kind;
 use crate::search::{Mode, SearchEnv};
 use crate::tune::{
-    Example, PRIORS, TuneOptions, example, fit, get, knobs, mrr, round, shrink, weights,
+    Example, History, PRIORS, TuneOptions, example, fit, get, knobs, mrr, round, shrink, weights,
 };
 
 /// Most sections read as questions.
@@ -41,6 +41,32 @@ pub(crate) struct Learned<'a> {
     pub(crate) params: &'a BTreeMap<String, f32>,
     /// The commit questions, as asked.
     pub(crate) texts: &'a [&'a str],
+}
+
+/// [`learn`] from every section, after the commit learner: `history` is
+/// what it read, `params` what it taught.
+pub(crate) fn learn_all(
+    store: &dyn Store,
+    base: &RankParams,
+    env: SearchEnv<'_>,
+    until: Option<i64>,
+    history: &History,
+    params: &BTreeMap<String, f32>,
+    opts: &TuneOptions,
+) -> Result<Option<DocsRanking>> {
+    let texts: Vec<&str> = history
+        .questions
+        .iter()
+        .map(|q| q.message.as_str())
+        .collect();
+    let learned = Learned {
+        paths: &history.paths,
+        churn: &history.churn,
+        mode: history.mode,
+        params,
+        texts: &texts,
+    };
+    learn(store, base, env, until, &learned, &|_| true, opts)
 }
 
 /// Learn what serves questions like the documentation's. `None` when it
@@ -198,7 +224,7 @@ pub(crate) fn cross_fit(
         return Ok(CrossFit::default());
     }
     let opts = TuneOptions::default();
-    let h = crate::tune::History::read(store, env, until, &opts)?;
+    let h = History::read(store, env, until, &opts)?;
     let texts: Vec<&str> = h.questions.iter().map(|q| q.message.as_str()).collect();
     let learned = Learned {
         paths: &h.paths,

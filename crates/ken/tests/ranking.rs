@@ -545,6 +545,18 @@ const MODULES: &[(&str, &str, &str, &str)] = &[
         "refund_window",
         "refunds returned orders",
     ),
+    (
+        "coupon",
+        "redeem_coupon",
+        "coupon_expiry",
+        "coupons codes campaigns",
+    ),
+    (
+        "loyalty",
+        "award_points",
+        "points_balance",
+        "loyalty points members",
+    ),
 ];
 
 fn manual(r: &Repo) {
