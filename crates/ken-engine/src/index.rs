@@ -821,14 +821,15 @@ fn tune_step(
 /// What the documentation teaches when an evaluation asks `questions`
 /// ([`crate::tune_docs::cross_fit`]): an evaluation never learns from its
 /// own questions, and a docs question is a section heading of the
-/// repository's own pages. What was learned without any page a question
-/// names is stored (searches across repositories read it); `None` when no
-/// question is a section.
+/// repository's own pages. With `write`, what was learned without any
+/// page a question names is stored (searches across repositories read
+/// it); `None` when no question is a section.
 pub(crate) fn cross_fit_questions(
     settings: &Settings,
     store: &mut dyn Store,
     embedder: Option<&dyn Embedder>,
     questions: &[String],
+    write: bool,
 ) -> Result<Option<crate::tune_docs::CrossFit>> {
     let mut state = store.state()?;
     let Some(ranking) = state.ranking.as_ref().filter(|t| t.docs.is_some()) else {
@@ -857,10 +858,12 @@ pub(crate) fn cross_fit_questions(
     if !fit.applies() {
         return Ok(None);
     }
-    if let Some(r) = state.ranking.as_mut() {
-        r.docs = fit.without_all.clone();
+    if write {
+        if let Some(r) = state.ranking.as_mut() {
+            r.docs = fit.without_all.clone();
+        }
+        store.set_state(&state)?;
     }
-    store.set_state(&state)?;
     Ok(Some(fit))
 }
 

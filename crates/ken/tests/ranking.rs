@@ -690,4 +690,28 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
         o.remove("took_ms");
     }
     assert_eq!(a, b);
+
+    // an evaluation of the index as it stands (no path given) reads it and
+    // leaves it as it is
+    let stock = ken.home.path().join("stock.jsonl");
+    std::fs::write(
+        &stock,
+        serde_json::json!({"id": "s0", "repo": "shop", "base_sha": head,
+            "query": "How the stock are computed", "gold_files": ["shop/stock.py"]})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let v = ken.json(&[
+        "eval",
+        stock.to_str().unwrap(),
+        "--mode",
+        "lexical",
+        "--param",
+        "learned_docs=1",
+        "--json",
+    ]);
+    assert_eq!(v["overall"]["queries"], 1, "{v}");
+    let status = ken.json(&["status", "--json"]);
+    assert_eq!(status["repos"][0]["ranking"]["docs"]["questions"], 24);
 }

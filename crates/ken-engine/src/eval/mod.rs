@@ -390,6 +390,8 @@ impl EvalRun<'_> {
                     sha.unwrap_or_default()
                 )));
             }
+            // an index the run did not make: used, never written
+            self.docs_cross_fit(repo, qs, false)?;
             return Ok(true);
         };
         let started = Instant::now();
@@ -429,20 +431,7 @@ impl EvalRun<'_> {
                 return Ok(false);
             }
         };
-        if !qs.is_empty() && self.settings.rank.learned && self.settings.rank.learned_docs {
-            // what the documentation taught, never from these questions
-            let questions: Vec<String> = qs.iter().map(|q| q.query.clone()).collect();
-            let mut store = self.stores.open_for_writing(repo)?;
-            let fit =
-                index::cross_fit_questions(self.settings, &mut *store, self.embedder, &questions)?;
-            let per_question = self.docs_fits.entry(repo.to_string()).or_default();
-            per_question.clear();
-            if let Some(fit) = fit {
-                for (i, q) in qs.iter().enumerate() {
-                    per_question.insert(q.id.clone(), fit.for_question(i).cloned());
-                }
-            }
-        }
+        self.docs_cross_fit(repo, qs, true)?;
         (self.log)(&format!(
             "{repo} @ {}: {} files, {} processed in {:.1}s",
             sha.map(|s| &s[..s.len().min(10)]).unwrap_or("HEAD"),
@@ -451,6 +440,33 @@ impl EvalRun<'_> {
             started.elapsed().as_secs_f64()
         ));
         Ok(true)
+    }
+
+    /// With `learned_docs` on: what the documentation taught, never from
+    /// `qs` (index::cross_fit_questions), per question; stored in the
+    /// index too when `store` (an index this run made), for the searches
+    /// across repositories.
+    fn docs_cross_fit(&mut self, repo: &str, qs: &[EvalQuery], store: bool) -> Result<()> {
+        let rank = &self.settings.rank;
+        if qs.is_empty() || !rank.learned || !rank.learned_docs {
+            return Ok(());
+        }
+        let questions: Vec<String> = qs.iter().map(|q| q.query.clone()).collect();
+        let fit = if store {
+            let mut s = self.stores.open_for_writing(repo)?;
+            index::cross_fit_questions(self.settings, &mut *s, self.embedder, &questions, true)?
+        } else {
+            let mut s = self.stores.open(repo)?;
+            index::cross_fit_questions(self.settings, &mut *s, self.embedder, &questions, false)?
+        };
+        let per_question = self.docs_fits.entry(repo.to_string()).or_default();
+        per_question.clear();
+        if let Some(fit) = fit {
+            for (i, q) in qs.iter().enumerate() {
+                per_question.insert(q.id.clone(), fit.for_question(i).cloned());
+            }
+        }
+        Ok(())
     }
 
     /// Asks `qs` of the index of `repo` as it stands (and, with `who`, who
