@@ -633,6 +633,15 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
         text.contains("documentation: 32 sections of 8 pages as questions"),
         "{text}"
     );
+    // off by default: status says what switching it on would do
+    assert!(
+        text.contains("questions like them would get (with `learned_docs = true`)"),
+        "{text}"
+    );
+    std::fs::write(ken.home.path().join("config.toml"), "learned_docs = true\n").unwrap();
+    let text = stdout(&ken.run(&["status"]));
+    assert!(text.contains("questions like them get "), "{text}");
+    std::fs::remove_file(ken.home.path().join("config.toml")).unwrap();
 
     // an evaluation asking two of the headings: no section of their pages
     // is learned from while it runs (each question gets what was learned
