@@ -778,9 +778,11 @@ fn tune_step(
     } else {
         "lexical"
     };
+    // switching `learned_docs` on reads the documentation once
     if let Some(prev) = &state.ranking
         && prev.mode == mode
         && still_current(prev.commits, prev.until, commits, &state)
+        && (prev.docs_read || !settings.rank.learned_docs)
     {
         return Ok(None);
     }
@@ -800,16 +802,20 @@ fn tune_step(
         return Ok(None);
     };
     learned.took_ms = started.elapsed().as_millis() as u64;
-    // the documentation's sections, with what the commits taught
-    learned.docs = crate::tune_docs::learn_all(
-        &*store,
-        &settings.rank,
-        env,
-        state.commit_time,
-        &history,
-        &learned.params,
-        &opts,
-    )?;
+    // the documentation's sections, with what the commits taught: read
+    // only when they are used (a large manual costs seconds)
+    if settings.rank.learned_docs {
+        learned.docs = crate::tune_docs::learn_all(
+            &*store,
+            &settings.rank,
+            env,
+            state.commit_time,
+            &history,
+            &learned.params,
+            &opts,
+        )?;
+        learned.docs_read = true;
+    }
     learned.commit = state.commit.clone();
     learned.commits = commits;
     learned.until = state.commit_time;

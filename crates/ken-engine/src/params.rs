@@ -117,8 +117,9 @@ pub struct RankParams {
     /// any (tune_docs.rs); off (the default): every question gets what the
     /// commits taught. Off because, measured with each question's page
     /// left out of what it is answered with, it moved docs_dev by nothing
-    /// (BENCHMARKS.md §46); it is learned at `ken index` all the same, so
-    /// switching it on needs no new index.
+    /// (BENCHMARKS.md §46). Also whether `ken index` reads the
+    /// documentation for it: the first index run after it is switched on
+    /// learns the ranking again, with the documentation.
     pub learned_docs: bool,
     /// Learn a query map for dense retrieval from each repository's
     /// history at index time and search with it (adapt.rs); off (the

@@ -133,6 +133,10 @@ pub struct TunedRanking {
     /// as questions, for the questions that read like them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docs: Option<DocsRanking>,
+    /// The documentation was read for questions (`learned_docs` was on);
+    /// `docs` is `None` then when it had too few.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub docs_read: bool,
 }
 
 /// Ranking constants for questions like the repository's documentation

@@ -601,7 +601,16 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
     history(&r, 45);
     let head = r.git(&["rev-parse", "HEAD"]).trim().to_string();
     let ken = Ken::new();
+    // off (the default): the documentation is not read
+    let off = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    assert!(off["ranking"]["adopted"].is_boolean(), "{off}");
+    assert!(off["ranking"].get("docs").is_none(), "{off}");
+    assert!(off["ranking"].get("docs_read").is_none(), "{off}");
+    // switched on: the next index run learns the ranking again, with it
+    let config = ken.home.path().join("config.toml");
+    std::fs::write(&config, "learned_docs = true\n").unwrap();
     let report = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    assert_eq!(report["ranking"]["docs_read"], true, "{report}");
     let d = &report["ranking"]["docs"];
     // 8 pages × 4 sections, each pointing at one function of one module
     assert_eq!(d["questions"], 32, "{report}");
@@ -633,15 +642,10 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
         text.contains("documentation: 32 sections of 8 pages as questions"),
         "{text}"
     );
-    // off by default: status says what switching it on would do
-    assert!(
-        text.contains("questions like them would get (with `learned_docs = true`)"),
-        "{text}"
-    );
-    std::fs::write(ken.home.path().join("config.toml"), "learned_docs = true\n").unwrap();
-    let text = stdout(&ken.run(&["status"]));
     assert!(text.contains("questions like them get "), "{text}");
-    std::fs::remove_file(ken.home.path().join("config.toml")).unwrap();
+    // nothing new: not learned again
+    let again = ken.index(&[r.path().to_str().unwrap(), "--name", "shop"]);
+    assert!(again.get("ranking").is_none(), "{again}");
 
     // an evaluation asking two of the headings: no section of their pages
     // is learned from while it runs (each question gets what was learned
@@ -661,7 +665,7 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
     .collect();
     std::fs::write(&set, lines.join("\n") + "\n").unwrap();
     let repo = format!("shop={}", r.path().display());
-    // off (the default): nothing is learned again
+    // switched off for the run: nothing is learned again
     let off = ken.json(&[
         "eval",
         set.to_str().unwrap(),
@@ -669,6 +673,8 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
         &repo,
         "--mode",
         "lexical",
+        "--param",
+        "learned_docs=0",
         "--json",
     ]);
     assert_eq!(off["overall"]["queries"], 2, "{off}");
@@ -723,4 +729,11 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
     assert_eq!(v["overall"]["queries"], 1, "{v}");
     let status = ken.json(&["status", "--json"]);
     assert_eq!(status["repos"][0]["ranking"]["docs"]["questions"], 24);
+    // switched off again: status says what switching it on would do
+    std::fs::remove_file(&config).unwrap();
+    let text = stdout(&ken.run(&["status"]));
+    assert!(
+        text.contains("questions like them would get (with `learned_docs = true`)"),
+        "{text}"
+    );
 }

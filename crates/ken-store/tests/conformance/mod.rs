@@ -236,6 +236,7 @@ fn learned_ranking() -> ken_store::TunedRanking {
             router_heldout: 0.93,
             took_ms: 120,
         }),
+        docs_read: true,
     }
 }
 
