@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use ken_engine::Settings;
-use ken_engine::research::doc_questions;
+use ken_engine::research::{doc_questions, indexed_paths};
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -16,12 +16,7 @@ fn main() -> anyhow::Result<()> {
     };
     let settings = Settings::new(PathBuf::from(home));
     let store = settings.stores()?.open(&repo)?;
-    let paths: Vec<String> = store
-        .files()?
-        .into_iter()
-        .filter(|f| f.skip.is_none())
-        .map(|f| f.path)
-        .collect();
+    let paths = indexed_paths(&*store)?;
     for q in doc_questions(&*store, &paths, usize::MAX)? {
         println!(
             "{}",

@@ -93,6 +93,7 @@ pub use ken_store::{DenseAdapter, DocsRanking, JobState, RemoteHead, TunedRankin
 pub mod research {
     pub use crate::doc_questions::{DocQuestion, doc_questions};
     pub use crate::question::identifiers;
+    pub use crate::repo::indexed_paths;
     pub use crate::search::file_prior;
     pub use crate::semantic::{EmbedderSpec, dense_search, open_embedder};
 }

@@ -243,13 +243,7 @@ pub fn tune(
             held[j] += mrr(test, &weights(base, &shrunk, with_dense)) * size;
         }
     }
-    // the best held-out shrinkage; among equals the strongest
-    let mut j = 0;
-    for (i, h) in held.iter().enumerate() {
-        if *h >= held[j] - 1e-9 {
-            j = i;
-        }
-    }
+    let j = best_prior(&held);
     let n = examples.len() as f64;
     let all: Vec<&Example> = examples.iter().collect();
     let fitted = fit(&all, base, &knobs, with_dense);
@@ -314,6 +308,18 @@ pub(crate) fn example(
         .map(|(i, _)| i)
         .collect();
     Ok(Example { rows, gold })
+}
+
+/// The index of the best held-out score in `held` (one per [`PRIORS`]);
+/// among equals the strongest shrinkage.
+pub(crate) fn best_prior(held: &[f64]) -> usize {
+    let mut j = 0;
+    for (i, h) in held.iter().enumerate() {
+        if *h >= held[j] - 1e-9 {
+            j = i;
+        }
+    }
+    j
 }
 
 /// Coordinate ascent over the knobs' grids, from the defaults; a move must

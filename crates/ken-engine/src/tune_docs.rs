@@ -26,7 +26,8 @@ use crate::params::RankParams;
 use crate::question_kind;
 use crate::search::{Mode, SearchEnv};
 use crate::tune::{
-    Example, History, PRIORS, TuneOptions, example, fit, get, knobs, mrr, round, shrink, weights,
+    Example, History, PRIORS, TuneOptions, best_prior, example, fit, get, knobs, mrr, round,
+    shrink, weights,
 };
 
 /// Most sections read as questions.
@@ -43,8 +44,9 @@ pub(crate) struct Learned<'a> {
     pub(crate) texts: &'a [&'a str],
 }
 
-/// [`learn`] from every section, after the commit learner: `history` is
-/// what it read, `params` what it taught.
+/// What the documentation teaches, after the commit learner: `history` is
+/// what it read, `params` what it taught. `None` when it has too few
+/// sections with an answer.
 pub(crate) fn learn_all(
     store: &dyn Store,
     base: &RankParams,
@@ -54,45 +56,59 @@ pub(crate) fn learn_all(
     params: &BTreeMap<String, f32>,
     opts: &TuneOptions,
 ) -> Result<Option<DocsRanking>> {
-    let texts: Vec<&str> = history
+    let texts = commit_texts(history);
+    let learned = Learned::from(history, params, &texts);
+    let sections = doc_questions(store, learned.paths, MAX_DOC_QUESTIONS)?;
+    if sections.len() < opts.min_queries {
+        return Ok(None);
+    }
+    let asked = ask(store, env, until, &learned, sections)?;
+    Ok(choose(&asked, &|_| true, base, &learned, opts))
+}
+
+fn commit_texts(history: &History) -> Vec<&str> {
+    history
         .questions
         .iter()
         .map(|q| q.message.as_str())
-        .collect();
-    let learned = Learned {
-        paths: &history.paths,
-        churn: &history.churn,
-        mode: history.mode,
-        params,
-        texts: &texts,
-    };
-    learn(store, base, env, until, &learned, &|_| true, opts)
+        .collect()
 }
 
-/// Learn what serves questions like the documentation's. `None` when it
-/// has too few sections with an answer. Only sections `keep` keeps are
-/// read.
-pub(crate) fn learn(
+impl<'a> Learned<'a> {
+    fn from(
+        history: &'a History,
+        params: &'a BTreeMap<String, f32>,
+        texts: &'a [&'a str],
+    ) -> Learned<'a> {
+        Learned {
+            paths: &history.paths,
+            churn: &history.churn,
+            mode: history.mode,
+            params,
+            texts,
+        }
+    }
+}
+
+/// The sections, each asked once as search asks it.
+struct Asked {
+    sections: Vec<DocQuestion>,
+    examples: Vec<Example>,
+    with_dense: bool,
+    took_ms: u64,
+}
+
+fn ask(
     store: &dyn Store,
-    base: &RankParams,
     env: SearchEnv<'_>,
     until: Option<i64>,
     learned: &Learned<'_>,
-    keep: &dyn Fn(&DocQuestion) -> bool,
-    opts: &TuneOptions,
-) -> Result<Option<DocsRanking>> {
+    sections: Vec<DocQuestion>,
+) -> Result<Asked> {
     let started = Instant::now();
-    let asked: Vec<DocQuestion> = doc_questions(store, learned.paths, MAX_DOC_QUESTIONS)?
-        .into_iter()
-        .filter(|q| keep(q))
-        .collect();
-    if asked.len() < opts.min_queries {
-        return Ok(None);
-    }
-    let mut examples: Vec<Example> = Vec::new();
-    let mut with_dense = false;
-    for q in &asked {
-        let e = example(
+    let mut examples: Vec<Example> = Vec::with_capacity(sections.len());
+    for q in &sections {
+        examples.push(example(
             store,
             env,
             learned.mode,
@@ -100,16 +116,42 @@ pub(crate) fn learn(
             &q.query,
             &q.gold,
             until,
-        )?;
-        with_dense |= e.rows.iter().any(|r| r.ranks[2].is_some());
-        examples.push(e);
+        )?);
     }
+    let with_dense = examples
+        .iter()
+        .any(|e| e.rows.iter().any(|r| r.ranks[2].is_some()));
+    Ok(Asked {
+        sections,
+        examples,
+        with_dense,
+        took_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// Which constants serve questions like the sections `keep` keeps, and
+/// the router. `None` when too few of them have an answer.
+fn choose(
+    asked: &Asked,
+    keep: &dyn Fn(&DocQuestion) -> bool,
+    base: &RankParams,
+    learned: &Learned<'_>,
+    opts: &TuneOptions,
+) -> Option<DocsRanking> {
+    let started = Instant::now();
+    let (sections, examples): (Vec<&DocQuestion>, Vec<&Example>) = asked
+        .sections
+        .iter()
+        .zip(&asked.examples)
+        .filter(|(q, _)| keep(q))
+        .unzip();
     let answerable = examples.iter().filter(|e| !e.gold.is_empty()).count();
-    if answerable < opts.min_queries {
-        return Ok(None);
+    if sections.len() < opts.min_queries || answerable < opts.min_queries {
+        return None;
     }
+    let with_dense = asked.with_dense;
     // two folds by page: the pages in order, every other one
-    let mut pages: Vec<&str> = asked.iter().map(|q| q.page.as_str()).collect();
+    let mut pages: Vec<&str> = sections.iter().map(|q| q.page.as_str()).collect();
     pages.dedup();
     let fold_of = |q: &DocQuestion| pages.iter().position(|p| *p == q.page).unwrap_or(0) % 2;
     let knobs = knobs(with_dense);
@@ -124,11 +166,11 @@ pub(crate) fn learn(
         let (test, train): (Vec<&Example>, Vec<&Example>) = {
             let (a, b): (Vec<_>, Vec<_>) = examples
                 .iter()
-                .zip(&asked)
+                .zip(&sections)
                 .partition(|(_, q)| fold_of(q) == fold);
             (
-                a.into_iter().map(|(e, _)| e).collect(),
-                b.into_iter().map(|(e, _)| e).collect(),
+                a.into_iter().map(|(e, _)| *e).collect(),
+                b.into_iter().map(|(e, _)| *e).collect(),
             )
         };
         if test.is_empty() || train.is_empty() {
@@ -144,25 +186,19 @@ pub(crate) fn learn(
         }
     }
     let n = examples.len() as f64;
-    let mut j = 0;
-    for (i, h) in held.iter().enumerate() {
-        if *h >= held[j] - 1e-9 {
-            j = i;
-        }
-    }
+    let j = best_prior(&held);
     let (held_default, held_commits, held_learned) =
         (held_default / n, held_commits / n, held[j] / n);
     // the best held out; ties keep the earlier: defaults, commits, docs
     let (chosen, params) = if held_learned > held_default.max(held_commits) + 1e-9 {
-        let all: Vec<&Example> = examples.iter().collect();
-        let fitted = fit(&all, base, &knobs, with_dense);
-        ("docs", shrink(&fitted, &defaults, &all, PRIORS[j]))
+        let fitted = fit(&examples, base, &knobs, with_dense);
+        ("docs", shrink(&fitted, &defaults, &examples, PRIORS[j]))
     } else if held_commits > held_default + 1e-9 {
         ("commits", learned.params.clone())
     } else {
         ("default", BTreeMap::new())
     };
-    let texts: Vec<&str> = asked.iter().map(|q| q.query.as_str()).collect();
+    let texts: Vec<&str> = sections.iter().map(|q| q.query.as_str()).collect();
     // questions like the sections get what the commits taught anyway: no
     // router is needed
     let same = params == *learned.params;
@@ -174,8 +210,8 @@ pub(crate) fn learn(
             round(question_kind::heldout_accuracy(learned.texts, &texts)),
         )
     };
-    Ok(Some(DocsRanking {
-        questions: asked.len(),
+    Some(DocsRanking {
+        questions: sections.len(),
         answerable,
         pages: pages.len(),
         heldout_default: round(held_default),
@@ -185,8 +221,8 @@ pub(crate) fn learn(
         params,
         router,
         router_heldout,
-        took_ms: started.elapsed().as_millis() as u64,
-    }))
+        took_ms: asked.took_ms + started.elapsed().as_millis() as u64,
+    })
 }
 
 /// What the documentation teaches when an evaluation asks `questions`,
@@ -225,22 +261,19 @@ pub(crate) fn cross_fit(
     }
     let opts = TuneOptions::default();
     let h = History::read(store, env, until, &opts)?;
-    let texts: Vec<&str> = h.questions.iter().map(|q| q.message.as_str()).collect();
-    let learned = Learned {
-        paths: &h.paths,
-        churn: &h.churn,
-        mode: h.mode,
-        params,
-        texts: &texts,
-    };
+    let texts = commit_texts(&h);
+    let learned = Learned::from(&h, params, &texts);
+    // every section asked once; each fit keeps its own
     let fold = |page: &str| pages.iter().position(|p| *p == page).unwrap_or(0) % 2;
-    let mut fits = Vec::new();
-    for f in 0..2 {
-        let keep = |s: &DocQuestion| !pages.contains(&s.page.as_str()) || fold(&s.page) != f;
-        fits.push(learn(store, base, env, until, &learned, &keep, &opts)?);
-    }
+    let asked = ask(store, env, until, &learned, sections.clone())?;
+    let fits = (0..2)
+        .map(|f| {
+            let keep = |s: &DocQuestion| !pages.contains(&s.page.as_str()) || fold(&s.page) != f;
+            choose(&asked, &keep, base, &learned, &opts)
+        })
+        .collect();
     let keep = |s: &DocQuestion| !pages.contains(&s.page.as_str());
-    let without_all = learn(store, base, env, until, &learned, &keep, &opts)?;
+    let without_all = choose(&asked, &keep, base, &learned, &opts);
     Ok(CrossFit {
         fold_of: page_of.iter().map(|p| p.map(fold)).collect(),
         fits,

@@ -665,32 +665,20 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
     .collect();
     std::fs::write(&set, lines.join("\n") + "\n").unwrap();
     let repo = format!("shop={}", r.path().display());
+    let eval = |set: &std::path::Path, with_path: bool, param: &str| {
+        let mut args = vec!["eval", set.to_str().unwrap()];
+        if with_path {
+            args.extend(["--repo", &repo]);
+        }
+        args.extend(["--mode", "lexical", "--param", param, "--json"]);
+        ken.json(&args)
+    };
     // switched off for the run: nothing is learned again
-    let off = ken.json(&[
-        "eval",
-        set.to_str().unwrap(),
-        "--repo",
-        &repo,
-        "--mode",
-        "lexical",
-        "--param",
-        "learned_docs=0",
-        "--json",
-    ]);
+    let off = eval(&set, true, "learned_docs=0");
     assert_eq!(off["overall"]["queries"], 2, "{off}");
     let status = ken.json(&["status", "--json"]);
     assert_eq!(status["repos"][0]["ranking"]["docs"]["questions"], 32);
-    let v = ken.json(&[
-        "eval",
-        set.to_str().unwrap(),
-        "--repo",
-        &repo,
-        "--mode",
-        "lexical",
-        "--param",
-        "learned_docs=1",
-        "--json",
-    ]);
+    let v = eval(&set, true, "learned_docs=1");
     assert_eq!(v["overall"]["queries"], 2, "{v}");
     let status = ken.json(&["status", "--json"]);
     let after = &status["repos"][0]["ranking"]["docs"];
@@ -717,15 +705,7 @@ fn the_documentation_teaches_questions_like_its_headings_and_an_evaluation_never
             + "\n",
     )
     .unwrap();
-    let v = ken.json(&[
-        "eval",
-        stock.to_str().unwrap(),
-        "--mode",
-        "lexical",
-        "--param",
-        "learned_docs=1",
-        "--json",
-    ]);
+    let v = eval(&stock, false, "learned_docs=1");
     assert_eq!(v["overall"]["queries"], 1, "{v}");
     let status = ken.json(&["status", "--json"]);
     assert_eq!(status["repos"][0]["ranking"]["docs"]["questions"], 24);

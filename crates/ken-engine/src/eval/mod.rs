@@ -452,13 +452,13 @@ impl EvalRun<'_> {
             return Ok(());
         }
         let questions: Vec<String> = qs.iter().map(|q| q.query.clone()).collect();
-        let fit = if store {
-            let mut s = self.stores.open_for_writing(repo)?;
-            index::cross_fit_questions(self.settings, &mut *s, self.embedder, &questions, true)?
+        let mut s = if store {
+            self.stores.open_for_writing(repo)?
         } else {
-            let mut s = self.stores.open(repo)?;
-            index::cross_fit_questions(self.settings, &mut *s, self.embedder, &questions, false)?
+            self.stores.open(repo)?
         };
+        let fit =
+            index::cross_fit_questions(self.settings, &mut *s, self.embedder, &questions, store)?;
         let per_question = self.docs_fits.entry(repo.to_string()).or_default();
         per_question.clear();
         if let Some(fit) = fit {
@@ -510,11 +510,16 @@ impl EvalRun<'_> {
                 }
             }
         }
+        // what was learned, with each question's own documentation part
+        // (docs_cross_fit); `for_question` reads nothing else of the state
+        let mut fold = ken_store::IndexState {
+            ranking: state.ranking.clone(),
+            ..Default::default()
+        };
         for q in qs {
             let question = Question::read(&q.query, settings.rank.issue_words);
             let rank = match self.docs_fits.get(repo).and_then(|m| m.get(&q.id)) {
                 Some(docs) => {
-                    let mut fold = state.clone();
                     if let Some(r) = fold.ranking.as_mut() {
                         r.docs = docs.clone();
                     }
