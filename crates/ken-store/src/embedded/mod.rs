@@ -506,7 +506,7 @@ impl GraphStore for EmbeddedStore {
         let Ok(packed) = std::fs::read(self.dir.join(GRAPH_FILE)) else {
             return Ok(None);
         };
-        Ok(zstd::stream::decode_all(packed.as_slice())
+        Ok(texts::decompress(packed.as_slice())
             .ok()
             .and_then(|text| String::from_utf8(text).ok())
             .and_then(|text| unframe_graph_index(&text)))

@@ -38,6 +38,36 @@ pub(crate) fn compress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     })
 }
 
+/// Frames claiming more than this are read by the streaming decoder, which
+/// grows its output as it goes instead of allocating the claim up front.
+const MOST_AT_ONCE: usize = 1 << 30;
+
+/// The bytes of zstd frames, with a decompression context kept per thread.
+/// zstd's `decode_all` makes a context per call, and making one (a large
+/// zeroed allocation) took a fifth of a warm server's time over many
+/// repositories. A frame that does not record its size (none written here
+/// do) is read into the bound zstd gives for it, or by the streaming path.
+pub(crate) fn decompress(data: &[u8]) -> std::io::Result<Vec<u8>> {
+    thread_local! {
+        static CONTEXT: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let Some(size) = zstd::bulk::Decompressor::upper_bound(data).filter(|n| *n <= MOST_AT_ONCE)
+    else {
+        return zstd::stream::decode_all(data);
+    };
+    CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(zstd::bulk::Decompressor::new()?);
+        }
+        match c.as_mut() {
+            Some(ctx) => ctx.decompress(data, size),
+            None => zstd::stream::decode_all(data),
+        }
+    })
+}
+
 /// Append `n` as LEB128: seven bits a byte, low bits first.
 pub(crate) fn put_varint(out: &mut Vec<u8>, mut n: u64) {
     loop {
@@ -75,7 +105,7 @@ pub(crate) fn pack(text: &str) -> Result<Vec<u8>> {
 pub(crate) fn unpack(v: ValueRef<'_>) -> Result<Vec<u8>> {
     match v {
         ValueRef::Text(t) => Ok(t.to_vec()),
-        ValueRef::Blob(b) => zstd::stream::decode_all(b)
+        ValueRef::Blob(b) => decompress(b)
             .map_err(|e| StoreError::Other(format!("stored file text is damaged: {e}"))),
         ValueRef::Null => Ok(Vec::new()),
         _ => Err(StoreError::Other(
@@ -106,7 +136,7 @@ pub(crate) fn unpack_field(r: &rusqlite::Row<'_>, col: usize) -> rusqlite::Resul
     match r.get_ref(col)? {
         ValueRef::Null => Ok(None),
         ValueRef::Text(t) => Ok(Some(String::from_utf8_lossy(t).into_owned())),
-        ValueRef::Blob(b) => match zstd::stream::decode_all(b) {
+        ValueRef::Blob(b) => match decompress(b) {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(e) => Err(rusqlite::Error::FromSqlConversionFailure(
                 col,
@@ -192,6 +222,41 @@ mod tests {
         )
         .unwrap();
         c
+    }
+
+    /// One context per thread reads every frame: what was written, a frame
+    /// without its size (as a streaming encoder writes it), an empty one,
+    /// and many in a row; damaged bytes are an error, not a panic.
+    #[test]
+    fn frames_read_back_through_one_context() {
+        let long = "def parse(line):\n    return line.split()\n".repeat(500);
+        for text in ["", "short", long.as_str()] {
+            let packed = compress(text.as_bytes()).unwrap();
+            assert_eq!(decompress(&packed).unwrap(), text.as_bytes());
+        }
+        let streamed = {
+            use std::io::Write;
+            let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+            e.write_all(long.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        assert!(matches!(
+            zstd::zstd_safe::get_frame_content_size(&streamed),
+            Ok(None)
+        ));
+        assert_eq!(decompress(&streamed).unwrap(), long.as_bytes());
+        for i in 0..100 {
+            let text = format!("value {i} {long}");
+            assert_eq!(
+                decompress(&compress(text.as_bytes()).unwrap()).unwrap(),
+                text.as_bytes()
+            );
+        }
+        let mut damaged = compress(long.as_bytes()).unwrap();
+        let mid = damaged.len() / 2;
+        damaged.truncate(mid);
+        assert!(decompress(&damaged).is_err());
+        assert!(decompress(b"not zstd at all").is_err());
     }
 
     #[test]

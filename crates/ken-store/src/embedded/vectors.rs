@@ -141,7 +141,7 @@ impl FileVectors {
         let Ok(packed) = std::fs::read(base(dir, model).with_extension("keys")) else {
             return Ok(None);
         };
-        let Ok(text) = zstd::stream::decode_all(packed.as_slice()) else {
+        let Ok(text) = super::texts::decompress(packed.as_slice()) else {
             return Ok(None);
         };
         let text = String::from_utf8_lossy(&text);

@@ -108,7 +108,7 @@ pub(super) fn pack<V: AsRef<[u8]>>(table: Table, values: &[V]) -> Result<Vec<u8>
 
 pub(super) fn unpack(table: Table, data: &[u8]) -> Result<Vec<Vec<u8>>> {
     let bad = |why: &str| StoreError::Other(format!("stored {}: {why}", table.what()));
-    let raw = zstd::stream::decode_all(data).map_err(|e| bad(&e.to_string()))?;
+    let raw = texts::decompress(data).map_err(|e| bad(&e.to_string()))?;
     let mut out = Vec::new();
     let mut at = 0;
     while at < raw.len() {
