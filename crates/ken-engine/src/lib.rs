@@ -94,6 +94,9 @@ pub mod research {
     pub use crate::doc_questions::{DocQuestion, doc_questions};
     pub use crate::question::identifiers;
     pub use crate::repo::indexed_paths;
+    pub use crate::search::SearchEnv;
     pub use crate::search::file_prior;
+    pub use crate::semantic::load_vectors;
     pub use crate::semantic::{EmbedderSpec, dense_search, open_embedder};
+    pub use crate::tune::dump_examples;
 }

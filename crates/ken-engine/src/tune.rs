@@ -120,7 +120,7 @@ pub fn history_questions(
         .take(max * 6)
         .collect();
     // spread over the recent past: every n-th, newest first
-    let step = eligible.len().div_ceil(max * 2).max(1);
+    let step = eligible.len().div_ceil((max * 2).max(1)).max(1);
     let picked: Vec<String> = eligible.into_iter().step_by(step).collect();
     let commits = store.commits(&picked, true)?;
     let mut out = Vec::new();
@@ -424,6 +424,70 @@ pub(crate) fn get(p: &RankParams, name: &str) -> f32 {
     }
 }
 
+/// For offline study of the learner (`examples/tune_dump.rs`): the
+/// questions history asks (up to `max`) and `extra` questions asked of the
+/// index as it stands, each with every candidate file's ranks and history
+/// counts, as JSON lines.
+pub fn dump_examples(
+    store: &dyn Store,
+    env: SearchEnv<'_>,
+    until: Option<i64>,
+    max: usize,
+    extra: &[(String, String, Vec<String>)],
+) -> Result<Vec<serde_json::Value>> {
+    let opts = TuneOptions {
+        max_queries: max,
+        ..TuneOptions::default()
+    };
+    let history = History::read(store, env, until, &opts)?;
+    let mut out = Vec::new();
+    let asked = history
+        .questions
+        .iter()
+        .map(|q| {
+            (
+                "history",
+                q.sha.clone(),
+                q.message.clone(),
+                q.gold.clone(),
+                Some(q.time),
+            )
+        })
+        .chain(
+            extra
+                .iter()
+                .map(|(id, q, g)| ("eval", id.clone(), q.clone(), g.clone(), None)),
+        );
+    for (kind, id, query, gold, time) in asked {
+        let e = example(
+            store,
+            env,
+            history.mode,
+            &history.churn,
+            &query,
+            &gold,
+            time,
+        )?;
+        let rows: Vec<serde_json::Value> = e
+            .rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "path": r.path, "ranks": r.ranks, "prose": r.prose, "test": r.test,
+                    "pinned": r.pinned, "changes": r.changes, "fixes": r.fixes,
+                    "recent": r.recent, "pagerank": r.pagerank, "framed": r.framed,
+                })
+            })
+            .collect();
+        out.push(serde_json::json!({
+            "kind": kind, "id": id, "query": query, "gold": gold, "time": time,
+            "code": crate::issue::has_code(&query, env.rank.issue_words),
+            "rows": rows,
+        }));
+    }
+    Ok(out)
+}
+
 pub(crate) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
@@ -479,6 +543,35 @@ mod tests {
         assert!((shrunk["w_file"] - expect).abs() < 1e-3);
         // the fit is deterministic
         assert_eq!(fit, super::fit(&refs, &base, &knobs, false));
+    }
+
+    /// Asked for no questions, history asks none (it used to divide by
+    /// zero); asked for some, it asks the commits that changed code.
+    #[test]
+    fn history_asks_no_more_questions_than_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = ken_store::EmbeddedStore::open_for_writing(dir.path()).unwrap();
+        let commits: Vec<CommitRecord> = (0..4)
+            .map(|i| CommitRecord {
+                sha: format!("{i:040x}"),
+                author_name: "Ada".into(),
+                author_email: "ada@example.com".into(),
+                author_time: 100 + i,
+                committer_time: 100 + i,
+                summary: format!("fix the parser case {i}"),
+                message: format!("fix the parser case {i}"),
+                parents: vec![],
+                files: vec![("src/parse.py".into(), "M".into(), None)],
+            })
+            .collect();
+        store.add_commits(&commits).unwrap();
+        let indexed = HashSet::from(["src/parse.py".to_string()]);
+        let ask = |max| history_questions(&store, &commits, &indexed, None, max).unwrap();
+        assert!(ask(0).is_empty());
+        let two = ask(2);
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[0].gold, ["src/parse.py"]);
+        assert_eq!(two[0].message, "fix the parser case 3", "newest first");
     }
 
     #[test]
