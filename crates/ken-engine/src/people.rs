@@ -348,7 +348,7 @@ impl<'a> Authorship<'a> {
 
     fn commit(&mut self, sha: &str) -> Result<Option<CommitRecord>> {
         if !self.commits.contains_key(sha) {
-            let found = self.store.commits(&[sha.to_string()], false)?;
+            let found = self.store.commit_heads(&[sha.to_string()])?;
             match found.into_values().next() {
                 Some(c) => {
                     self.commits.insert(sha.to_string(), c);
@@ -386,7 +386,7 @@ impl<'a> Authorship<'a> {
         shas.sort();
         shas.dedup();
         if !shas.is_empty() {
-            self.commits.extend(self.store.commits(&shas, false)?);
+            self.commits.extend(self.store.commit_heads(&shas)?);
         }
         Ok(())
     }
@@ -411,7 +411,7 @@ impl<'a> Authorship<'a> {
         missing.sort();
         missing.dedup();
         if !missing.is_empty() {
-            self.commits.extend(self.store.commits(&missing, false)?);
+            self.commits.extend(self.store.commit_heads(&missing)?);
         }
         let mut per: HashMap<String, (PersonRef, u32, i64, String)> = HashMap::new();
         let mut out = RangeAuthors::default();

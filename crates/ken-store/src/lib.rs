@@ -158,6 +158,22 @@ pub trait HistoryStore {
         shas: &[String],
         with_files: bool,
     ) -> Result<std::collections::HashMap<String, CommitRecord>>;
+    /// Commits by sha (unknown ones left out) with who made them and when
+    /// only: their message, summary, parents and files are left empty. What
+    /// showing authorship needs, read without the messages (a store keeping
+    /// them compressed in blocks skips unpacking a block per commit).
+    fn commit_heads(
+        &self,
+        shas: &[String],
+    ) -> Result<std::collections::HashMap<String, CommitRecord>> {
+        let mut out = self.commits(shas, false)?;
+        for c in out.values_mut() {
+            c.message.clear();
+            c.summary.clear();
+            c.parents.clear();
+        }
+        Ok(out)
+    }
     /// Every commit, newest first, without files.
     fn all_commits(&self) -> Result<Vec<CommitRecord>>;
     /// Each distinct author (name, email), by their newest commit, newest first.

@@ -304,6 +304,47 @@ pub(crate) fn commits(
     Ok(out)
 }
 
+/// The commits named by `shas` that are stored, with who made them and
+/// when only (see [`crate::HistoryStore::commit_heads`]): no message block
+/// is unpacked and no parent looked up.
+pub(crate) fn commit_heads(
+    conn: &Connection,
+    shas: &[String],
+) -> Result<HashMap<String, CommitRecord>> {
+    if legacy(conn)? {
+        let mut out = legacy::commits(conn, shas, false)?;
+        for c in out.values_mut() {
+            c.message.clear();
+            c.summary.clear();
+            c.parents.clear();
+        }
+        return Ok(out);
+    }
+    let mut by_sha = conn.prepare_cached(&format!(
+        "SELECT h.sha, p.name, p.email, h.author_time, h.committer_time
+         FROM history h JOIN people p ON p.id = h.author WHERE {BY_SHA}"
+    ))?;
+    let mut out = HashMap::new();
+    for sha in shas {
+        let head = by_sha
+            .query_row([hex_value(sha)], |r| {
+                Ok(CommitRecord {
+                    sha: hex_text(r.get_ref(0)?),
+                    author_name: r.get(1)?,
+                    author_email: r.get(2)?,
+                    author_time: r.get(3)?,
+                    committer_time: r.get(4)?,
+                    ..CommitRecord::default()
+                })
+            })
+            .optional()?;
+        if let Some(c) = head {
+            out.insert(c.sha.clone(), c);
+        }
+    }
+    Ok(out)
+}
+
 /// Every commit, newest first (without files); commits of the same time in
 /// the order they were stored, as the layout before gave them (what is
 /// learned from history depends on this order).

@@ -546,6 +546,10 @@ impl HistoryStore for EmbeddedStore {
         history::commits(&*self.conns.get()?, shas, with_files)
     }
 
+    fn commit_heads(&self, shas: &[String]) -> Result<HashMap<String, crate::CommitRecord>> {
+        history::commit_heads(&*self.conns.get()?, shas)
+    }
+
     fn all_commits(&self) -> Result<Vec<crate::CommitRecord>> {
         history::all_commits(&*self.conns.get()?)
     }

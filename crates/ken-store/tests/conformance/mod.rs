@@ -546,6 +546,23 @@ pub fn history_and_blame(p: &dyn StoreProvider) {
             .files
             .is_empty()
     );
+    // who made a commit and when, without its message or parents
+    let heads = w
+        .commit_heads(&["b2".into(), "c3".into(), "zz".into()])
+        .unwrap();
+    assert_eq!(heads.len(), 2, "unknown commits are left out");
+    let full = w.commits(&["b2".into(), "c3".into()], false).unwrap();
+    for (sha, head) in &heads {
+        let c = &full[sha];
+        assert!(!c.message.is_empty());
+        let expect = CommitRecord {
+            message: String::new(),
+            summary: String::new(),
+            parents: Vec::new(),
+            ..c.clone()
+        };
+        assert_eq!(head, &expect);
+    }
     assert_eq!(
         w.commit_authors().unwrap(),
         [
