@@ -288,7 +288,7 @@ impl Commits {
     fn shas(self, conn: &Connection) -> Result<Vec<String>> {
         match self {
             Commits::Shas(s) => Ok(s),
-            Commits::Rows(rows) => shas_of(conn, &rows),
+            Commits::Rows(rows) => rows.into_iter().map(|r| sha_of(conn, r)).collect(),
         }
     }
 }
@@ -329,32 +329,8 @@ fn read_rows(bytes: &[u8], at: &mut usize) -> Result<Vec<i64>> {
     Ok(rows)
 }
 
-/// The ids of the commits in `history` rows `rows`, in their order, read
-/// in one statement (a statement per row was most of reading a file's
-/// blame).
-fn shas_of(conn: &Connection, rows: &[i64]) -> Result<Vec<String>> {
-    if rows.is_empty() {
-        return Ok(Vec::new());
-    }
-    let list = serde_json::to_string(rows).map_err(|e| bad(e.to_string()))?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT j.key, h.sha FROM json_each(?1) j JOIN history h ON h.id = j.value",
-    )?;
-    let mut found: Vec<Option<String>> = vec![None; rows.len()];
-    let pairs = stmt.query_map([list], |r| {
-        Ok((r.get::<_, i64>(0)?, super::codec::hex_text(r.get_ref(1)?)))
-    })?;
-    for pair in pairs {
-        let (at, sha) = pair?;
-        if let Some(slot) = usize::try_from(at).ok().and_then(|i| found.get_mut(i)) {
-            *slot = Some(sha);
-        }
-    }
-    found
-        .into_iter()
-        .zip(rows)
-        .map(|(sha, row)| sha.ok_or_else(|| bad(format!("no commit in history row {row}"))))
-        .collect()
+fn sha_of(conn: &Connection, row: i64) -> Result<String> {
+    history::sha_of(conn, row)?.ok_or_else(|| bad(format!("no commit in history row {row}")))
 }
 
 fn unpack(conn: &Connection, data: &[u8]) -> Result<Vec<BlameLines>> {
@@ -379,7 +355,10 @@ fn unpack(conn: &Connection, data: &[u8]) -> Result<Vec<BlameLines>> {
         Body::Rows(bytes) => bytes,
     };
     let mut at = 0;
-    let shas = shas_of(conn, &read_rows(&bytes, &mut at)?)?;
+    let shas: Vec<String> = read_rows(&bytes, &mut at)?
+        .into_iter()
+        .map(|r| sha_of(conn, r))
+        .collect::<Result<_>>()?;
     let line = |v: i64| u32::try_from(v).map_err(|_| bad("a line out of range"));
     let mut out = Vec::new();
     let mut end = 0i64;
