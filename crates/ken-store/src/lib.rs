@@ -146,6 +146,19 @@ pub trait GraphStore {
 /// A commit's author (name, email), author time and committer time.
 pub type CommitTime = (String, String, i64, i64);
 
+/// Commits as [`HistoryStore::commit_heads`] gives them: message, summary
+/// and parents left empty.
+pub(crate) fn heads_only(
+    mut commits: std::collections::HashMap<String, CommitRecord>,
+) -> std::collections::HashMap<String, CommitRecord> {
+    for c in commits.values_mut() {
+        c.message.clear();
+        c.summary.clear();
+        c.parents.clear();
+    }
+    commits
+}
+
 /// History and blame: commits with their files, commit search, per-line blame.
 pub trait HistoryStore {
     /// Commits known, and the newest committer time.
@@ -166,13 +179,7 @@ pub trait HistoryStore {
         &self,
         shas: &[String],
     ) -> Result<std::collections::HashMap<String, CommitRecord>> {
-        let mut out = self.commits(shas, false)?;
-        for c in out.values_mut() {
-            c.message.clear();
-            c.summary.clear();
-            c.parents.clear();
-        }
-        Ok(out)
+        Ok(heads_only(self.commits(shas, false)?))
     }
     /// Every commit, newest first, without files.
     fn all_commits(&self) -> Result<Vec<CommitRecord>>;

@@ -304,10 +304,10 @@ impl Body<'_> {
         match data.split_first() {
             Some((&ROWS, rest)) => Ok(Body::Rows(Cow::Borrowed(rest))),
             Some((&ZSTD_ROWS, rest)) => Ok(Body::Rows(Cow::Owned(
-                super::texts::decompress(rest).map_err(bad)?,
+                texts::decompress(rest).map_err(bad)?,
             ))),
             _ => {
-                let json = super::texts::decompress(data).map_err(bad)?;
+                let json = texts::decompress(data).map_err(bad)?;
                 Ok(Body::Json(serde_json::from_slice(&json).map_err(bad)?))
             }
         }

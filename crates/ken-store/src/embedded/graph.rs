@@ -48,7 +48,7 @@ fn unpack_facts(v: rusqlite::types::ValueRef<'_>) -> Result<ken_core::FileFacts>
     let bad = |e: String| StoreError::Other(format!("stored graph facts: {e}"));
     match v {
         ValueRef::Blob(b) => {
-            let json = super::texts::decompress(b).map_err(|e| bad(e.to_string()))?;
+            let json = texts::decompress(b).map_err(|e| bad(e.to_string()))?;
             serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))
         }
         ValueRef::Text(t) => serde_json::from_slice(t).map_err(|e| bad(e.to_string())),
@@ -160,7 +160,7 @@ pub(crate) fn edges(conn: &Connection) -> Result<Vec<ken_core::Edge>> {
     while let Some(r) = files.next()? {
         let path: String = r.get(0)?;
         let data = r.get_ref(1)?.as_blob().map_err(|e| bad(e.to_string()))?;
-        let json = super::texts::decompress(data).map_err(|e| bad(e.to_string()))?;
+        let json = texts::decompress(data).map_err(|e| bad(e.to_string()))?;
         let rows: Vec<EdgeRow> = serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
         out.extend(rows.into_iter().map(|row| edge_of(&path, row)));
     }
@@ -222,7 +222,7 @@ fn pack_def_ranks(ranks: &[(&str, u32, f32)]) -> Result<Vec<u8>> {
 
 fn unpack_def_ranks(data: &[u8]) -> Result<Vec<(String, u32, f32)>> {
     let bad = |why: &str| StoreError::Other(format!("stored ranks: {why}"));
-    let raw = super::texts::decompress(data).map_err(|e| bad(&e.to_string()))?;
+    let raw = texts::decompress(data).map_err(|e| bad(&e.to_string()))?;
     let mut out = Vec::new();
     let mut at = 0;
     while at < raw.len() {

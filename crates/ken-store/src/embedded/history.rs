@@ -312,13 +312,7 @@ pub(crate) fn commit_heads(
     shas: &[String],
 ) -> Result<HashMap<String, CommitRecord>> {
     if legacy(conn)? {
-        let mut out = legacy::commits(conn, shas, false)?;
-        for c in out.values_mut() {
-            c.message.clear();
-            c.summary.clear();
-            c.parents.clear();
-        }
-        return Ok(out);
+        return Ok(crate::heads_only(legacy::commits(conn, shas, false)?));
     }
     let mut by_sha = conn.prepare_cached(&format!(
         "SELECT h.sha, p.name, p.email, h.author_time, h.committer_time
