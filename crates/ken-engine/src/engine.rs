@@ -126,6 +126,8 @@ pub struct Engine {
     repos: Mutex<HashMap<String, (Arc<OpenRepo>, u64)>>,
     /// Counts uses of open repositories (their recency).
     uses: std::sync::atomic::AtomicU64,
+    /// Churns of repositories closed since (reopened ones start with theirs).
+    shelf: Mutex<crate::churn::Shelf>,
     /// The collection index, opened once (None: the provider has none).
     fleet: OnceLock<Result<Option<Arc<dyn ken_store::Fleet>>>>,
     embedder: OnceLock<Result<Option<Arc<dyn Embedder>>>>,
@@ -147,6 +149,7 @@ impl Engine {
             settings,
             repos: Mutex::new(HashMap::new()),
             uses: std::sync::atomic::AtomicU64::new(0),
+            shelf: Mutex::new(crate::churn::Shelf::default()),
             fleet: OnceLock::new(),
             embedder: OnceLock::new(),
             chat: OnceLock::new(),
@@ -256,20 +259,64 @@ impl Engine {
         // opened outside the lock: other repositories stay served meanwhile
         // (two requests may both open it; one copy stays)
         let r = Arc::new(OpenRepo::open(&self.settings.home, stores, key)?);
-        let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
-        open.insert(key.to_string(), (r.clone(), tick));
-        let bound = self.settings.open_repos.max(1);
-        if open.len() > bound {
-            let mut by_use: Vec<(u64, String)> = open
-                .iter()
-                .map(|(k, (_, used))| (*used, k.clone()))
-                .collect();
-            by_use.sort();
-            for (_, k) in by_use.into_iter().take(open.len() - bound) {
-                open.remove(&k);
+        self.unshelve(key, &r);
+        let mut closed = Vec::new();
+        {
+            let mut open = self.repos.lock().unwrap_or_else(|e| e.into_inner());
+            open.insert(key.to_string(), (r.clone(), tick));
+            let bound = self.settings.open_repos.max(1);
+            if open.len() > bound {
+                let mut by_use: Vec<(u64, String)> = open
+                    .iter()
+                    .map(|(k, (_, used))| (*used, k.clone()))
+                    .collect();
+                by_use.sort();
+                for (_, k) in by_use.into_iter().take(open.len() - bound) {
+                    if let Some((old, _)) = open.remove(&k) {
+                        closed.push((k, old));
+                    }
+                }
             }
         }
+        for (k, old) in closed {
+            self.shelve(&k, &old);
+        }
         Ok(r)
+    }
+
+    /// Keep what a closing repository read that is dear to read again.
+    fn shelve(&self, key: &str, repo: &OpenRepo) {
+        let Some(churn) = repo.loaded_churn() else {
+            return;
+        };
+        if let Ok(Some(stamp)) = repo.stamp() {
+            let mut shelf = self.shelf.lock().unwrap_or_else(|e| e.into_inner());
+            shelf.put(key, stamp, churn);
+        }
+    }
+
+    /// Give an opening repository what an earlier opening of the same
+    /// index read (nothing when the index changed since).
+    fn unshelve(&self, key: &str, repo: &OpenRepo) {
+        let held = self
+            .shelf
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .holds(key);
+        if !held {
+            return;
+        }
+        let Ok(Some(stamp)) = repo.stamp() else {
+            return;
+        };
+        let kept = self
+            .shelf
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take(key, &stamp);
+        if let Some(churn) = kept {
+            repo.seed_churn(churn);
+        }
     }
 
     /// The collection index (None: the provider keeps none), opened once.
@@ -1041,6 +1088,91 @@ mod tests {
         assert_eq!(ask("determinant", &[])[0].repo, "math");
         assert_eq!(ask("serve request", &[])[0].repo, "web");
         assert_eq!(open(), 1);
+    }
+
+    #[test]
+    fn a_reopened_repository_keeps_its_churn_until_its_index_changes() {
+        let git = |dir: &std::path::Path, args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.com"])
+                .args(args)
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let home = tempfile::tempdir().unwrap();
+        let mut settings = Settings::new(home.path().to_path_buf());
+        settings.open_repos = 1;
+        let e = Engine::new(settings);
+        let index = |dir: &std::path::Path, name: &str| {
+            let req = IndexRequest {
+                source: dir.display().to_string(),
+                name: Some(name.into()),
+                no_embed: true,
+                ..Default::default()
+            };
+            e.index(&req, &crate::index::NoProgress).unwrap();
+        };
+        let web = tempfile::tempdir().unwrap();
+        git(web.path(), &["init", "-q"]);
+        std::fs::write(
+            web.path().join("app.py"),
+            "def serve(req):\n    return req\n",
+        )
+        .unwrap();
+        git(web.path(), &["add", "."]);
+        git(web.path(), &["commit", "-q", "-m", "Fix serving"]);
+        index(web.path(), "web");
+        let math = tempfile::tempdir().unwrap();
+        std::fs::write(math.path().join("m.py"), "def det(m):\n    return 1\n").unwrap();
+        index(math.path(), "math");
+
+        let stores = e.stores().unwrap();
+        let rank = crate::params::RankParams {
+            w_churn: 1.0,
+            ..Default::default()
+        };
+        let held = |key: &str| e.shelf.lock().unwrap().holds(key);
+        let first = e
+            .open_key(&*stores, "web")
+            .unwrap()
+            .churn(&rank)
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.counts("app.py", None).fixes, 1);
+        e.open_key(&*stores, "math").unwrap();
+        assert!(held("web"), "web closed: its churn is kept");
+        let again = e.open_key(&*stores, "web").unwrap();
+        assert!(Arc::ptr_eq(&again.loaded_churn().unwrap(), &first));
+        assert!(!held("web"), "taken by the open repository");
+        drop(again);
+
+        // a new commit indexed: what was kept is not given again
+        e.open_key(&*stores, "math").unwrap();
+        assert!(held("web"));
+        std::fs::write(
+            web.path().join("app.py"),
+            "def serve(req):\n    return req.body\n",
+        )
+        .unwrap();
+        git(web.path(), &["commit", "-q", "-am", "Fix the body"]);
+        index(web.path(), "web");
+        let moved = e.open_key(&*stores, "web").unwrap();
+        assert!(moved.loaded_churn().is_none());
+        assert_eq!(
+            moved
+                .churn(&rank)
+                .unwrap()
+                .unwrap()
+                .counts("app.py", None)
+                .fixes,
+            2
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use ken_source::Identities;
 use ken_store::{DynStore, IndexState, StoreProvider};
 use serde::Serialize;
 
-use crate::churn::FileChurn;
+use crate::churn::{FileChurn, Stamp};
 use crate::graph::{LoadedGraph, load_graph};
 use crate::issue_template::IssueTemplate;
 use crate::params::RankParams;
@@ -165,6 +165,22 @@ impl OpenRepo {
         }
         let c = Arc::new(load_churn(&*self.store)?);
         Ok(Some(self.churn.get_or_init(|| c).clone()))
+    }
+
+    /// The churn read so far (None: not yet asked for).
+    pub(crate) fn loaded_churn(&self) -> Option<Arc<FileChurn>> {
+        self.churn.get().cloned()
+    }
+
+    /// Start with `churn`, read by an earlier opening of the same index
+    /// under the same [`Stamp`].
+    pub(crate) fn seed_churn(&self, churn: Arc<FileChurn>) {
+        let _ = self.churn.set(churn);
+    }
+
+    /// What the index's history is now (None while a run is pending).
+    pub(crate) fn stamp(&self) -> Result<Option<Stamp>> {
+        Stamp::of(&self.state, &*self.store)
     }
 
     /// The repository's issue templates, read on first use.

@@ -929,6 +929,18 @@ mod tests {
                 .count();
             assert_eq!(touching.len(), want, "{layout:?}");
             assert!(touching.iter().all(|(sha, _)| got.contains_key(sha)));
+            // every path at once (one pass over the history for the many
+            // rows) answers as each path alone (a look-up per row)
+            let paths: Vec<String> = (0..17).map(|i| format!("src/m{i}.py")).collect();
+            let mut every = commits_touching(&conn, &paths).unwrap();
+            assert_eq!(every.len(), written.len(), "{layout:?}");
+            let mut each: Vec<(String, String)> = paths
+                .iter()
+                .flat_map(|p| commits_touching(&conn, std::slice::from_ref(p)).unwrap())
+                .collect();
+            every.sort();
+            each.sort();
+            assert_eq!(every, each, "{layout:?}");
         }
     }
 

@@ -2,6 +2,8 @@
 //! (`$KEN_HOME/repos/<key>/`), each an [`EmbeddedStore`].
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use super::EmbeddedStore;
 use crate::{DynStore, Result, StoreError, StoreProvider};
@@ -10,12 +12,65 @@ use crate::{DynStore, Result, StoreError, StoreProvider};
 #[derive(Debug, Clone)]
 pub struct EmbeddedProvider {
     root: PathBuf,
+    /// The last listing of `root`, kept while the root is unchanged (a
+    /// question across repositories lists them; a thousand directories
+    /// each looked into cost more than the rest of a warm search's routing).
+    listing: Arc<Mutex<Option<Listing>>>,
 }
+
+/// The root's directories as last read, and when the root last changed.
+#[derive(Debug)]
+struct Listing {
+    changed: SystemTime,
+    /// Directories holding an index.
+    held: Vec<String>,
+    /// Directories without one yet (looked into again at every listing:
+    /// an index is created inside a directory that already exists).
+    waiting: Vec<String>,
+}
+
+/// A root changed this recently is read again at the next listing: a file
+/// system's times are coarse, so a directory added in the same tick as the
+/// listing would not change the root's time again.
+const SETTLED: Duration = Duration::from_secs(2);
 
 impl EmbeddedProvider {
     /// Indexes under `root` (created on the first write).
     pub fn new(root: impl Into<PathBuf>) -> EmbeddedProvider {
-        EmbeddedProvider { root: root.into() }
+        EmbeddedProvider {
+            root: root.into(),
+            listing: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Read the root's directories again, keeping what was read when the
+    /// root has settled.
+    fn read_root(&self, changed: SystemTime) -> Result<Vec<String>> {
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let (mut held, mut waiting) = (Vec::new(), Vec::new());
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if EmbeddedStore::exists(&e.path()) {
+                held.push(name);
+            } else if e.file_type().is_ok_and(|t| t.is_dir()) {
+                waiting.push(name);
+            }
+        }
+        held.sort();
+        let settled = SystemTime::now()
+            .duration_since(changed)
+            .is_ok_and(|age| age >= SETTLED);
+        let mut listing = self.listing.lock().unwrap_or_else(|e| e.into_inner());
+        *listing = settled.then(|| Listing {
+            changed,
+            held: held.clone(),
+            waiting,
+        });
+        Ok(held)
     }
 
     /// The directory of a repository's index.
@@ -29,19 +84,30 @@ impl StoreProvider for EmbeddedProvider {
         dir_name(name)
     }
 
+    /// The directories holding an index, read again only when the root
+    /// changed since the last listing (a directory added or removed) or
+    /// one listed without an index has one now.
     fn list(&self) -> Result<Vec<String>> {
-        let entries = match std::fs::read_dir(&self.root) {
-            Ok(e) => e,
+        let changed = match std::fs::metadata(&self.root) {
+            Ok(m) => m.modified()?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e.into()),
         };
-        let mut out: Vec<String> = entries
-            .flatten()
-            .filter(|e| EmbeddedStore::exists(&e.path()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        out.sort();
-        Ok(out)
+        {
+            let mut listing = self.listing.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(l) = listing.as_mut().filter(|l| l.changed == changed) {
+                let (now, still): (Vec<String>, Vec<String>) = std::mem::take(&mut l.waiting)
+                    .into_iter()
+                    .partition(|name| EmbeddedStore::exists(&self.root.join(name)));
+                l.waiting = still;
+                if !now.is_empty() {
+                    l.held.extend(now);
+                    l.held.sort();
+                }
+                return Ok(l.held.clone());
+            }
+        }
+        self.read_root(changed)
     }
 
     fn exists(&self, key: &str) -> Result<bool> {
@@ -126,5 +192,44 @@ mod tests {
         assert_eq!(dir_name("a b"), "a-b");
         assert_eq!(dir_name(".."), "r..");
         assert_eq!(dir_name(""), "r");
+    }
+
+    /// Set `dir`'s modification time back, as if it settled long ago.
+    fn settle(dir: &Path) {
+        let f = std::fs::File::open(dir).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_listing_is_kept_while_the_root_is_unchanged() {
+        let home = tempfile::tempdir().unwrap();
+        let root = home.path().join("repos");
+        let p = EmbeddedProvider::new(&root);
+        assert!(p.list().unwrap().is_empty(), "no root yet");
+        drop(p.open_for_writing("web").unwrap());
+        std::fs::create_dir_all(root.join("math")).unwrap();
+        // just changed: read, not kept
+        assert_eq!(p.list().unwrap(), ["web"]);
+        assert!(p.listing.lock().unwrap().is_none());
+        settle(&root);
+        assert_eq!(p.list().unwrap(), ["web"]);
+        assert!(p.listing.lock().unwrap().is_some(), "settled: kept");
+        // an index created inside a directory listed without one
+        drop(p.open_for_writing("math").unwrap());
+        assert_eq!(p.list().unwrap(), ["math", "web"]);
+        // a directory added or removed changes the root
+        drop(p.open_for_writing("cli").unwrap());
+        assert_eq!(p.list().unwrap(), ["cli", "math", "web"]);
+        settle(&root);
+        assert_eq!(p.list().unwrap(), ["cli", "math", "web"]);
+        p.remove("math").unwrap();
+        assert_eq!(p.list().unwrap(), ["cli", "web"]);
+        // a clone shares what was read
+        settle(&root);
+        assert_eq!(p.list().unwrap(), ["cli", "web"]);
+        let q = p.clone();
+        drop(q.open_for_writing("docs").unwrap());
+        assert_eq!(p.list().unwrap(), ["cli", "docs", "web"]);
     }
 }

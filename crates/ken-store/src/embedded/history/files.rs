@@ -229,25 +229,60 @@ pub(super) fn commits_touching(
     let mut rows_of = conn.prepare_cached(
         "SELECT pc.data FROM paths p JOIN path_commits pc ON pc.path_id = p.id WHERE p.path = ?1",
     )?;
-    let mut sha_of = conn.prepare_cached("SELECT sha FROM history WHERE id = ?1")?;
-    let mut out = Vec::new();
+    let mut lists = Vec::new();
     for p in paths {
-        let Some(data) = rows_of
+        if let Some(data) = rows_of
             .query_row([p], |r| r.get::<_, Vec<u8>>(0))
             .optional()?
-        else {
-            continue;
-        };
-        for row in unpack_rows(&data)? {
-            if let Some(sha) = sha_of
-                .query_row([row], |r| Ok(hex_text(r.get_ref(0)?)))
-                .optional()?
-            {
+        {
+            lists.push((p, unpack_rows(&data)?));
+        }
+    }
+    let wanted: usize = lists.iter().map(|(_, rows)| rows.len()).sum();
+    let mut shas = RowShas::new(conn, wanted)?;
+    let mut out = Vec::with_capacity(wanted);
+    for (p, rows) in lists {
+        for row in rows {
+            if let Some(sha) = shas.get(row)? {
                 out.push((sha, p.clone()));
             }
         }
     }
     Ok(out)
+}
+
+/// History rows' commit ids: one look-up per row for a few rows, one pass
+/// over the history table for many (a file's churn reads thousands).
+enum RowShas<'c> {
+    Each(rusqlite::CachedStatement<'c>),
+    All(HashMap<i64, String>),
+}
+
+/// Rows wanted past which one pass over the history table is cheaper.
+const ROWS_PER_PASS: usize = 256;
+
+impl<'c> RowShas<'c> {
+    fn new(conn: &'c Connection, wanted: usize) -> Result<RowShas<'c>> {
+        if wanted < ROWS_PER_PASS {
+            return Ok(RowShas::Each(
+                conn.prepare_cached("SELECT sha FROM history WHERE id = ?1")?,
+            ));
+        }
+        let mut stmt = conn.prepare_cached("SELECT id, sha FROM history")?;
+        let all = stmt
+            .query_map([], |r| Ok((r.get(0)?, hex_text(r.get_ref(1)?))))?
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(RowShas::All(all))
+    }
+
+    fn get(&mut self, row: i64) -> Result<Option<String>> {
+        Ok(match self {
+            RowShas::Each(stmt) => stmt
+                .query_row([row], |r| Ok(hex_text(r.get_ref(0)?)))
+                .optional()?,
+            RowShas::All(all) => all.get(&row).cloned(),
+        })
+    }
 }
 
 /// Move an index's `commit_paths` rows (the layout before this one) into
