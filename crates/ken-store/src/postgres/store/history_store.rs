@@ -122,6 +122,35 @@ impl HistoryStore for PgStore {
         })
     }
 
+    /// Who made each commit and when: five columns, no message or parents.
+    fn commit_heads(&self, shas: &[String]) -> Result<HashMap<String, CommitRecord>> {
+        let shas = pg_texts(shas);
+        self.read(move |pool, repo| async move {
+            let rows = sqlx::query(
+                "SELECT sha, author_name, author_email, author_time, committer_time
+                 FROM commits WHERE repo = $1 AND sha = ANY($2)",
+            )
+            .bind(repo)
+            .bind(&shas)
+            .fetch_all(&pool)
+            .await?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    let c = CommitRecord {
+                        sha: r.get(0),
+                        author_name: r.get(1),
+                        author_email: r.get(2),
+                        author_time: r.get(3),
+                        committer_time: r.get(4),
+                        ..CommitRecord::default()
+                    };
+                    (c.sha.clone(), c)
+                })
+                .collect())
+        })
+    }
+
     fn all_commits(&self) -> Result<Vec<CommitRecord>> {
         self.read(|pool, repo| async move {
             let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
