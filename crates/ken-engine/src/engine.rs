@@ -320,7 +320,7 @@ impl Engine {
     }
 
     /// The collection index (None: the provider keeps none), opened once.
-    fn fleet(&self) -> Result<Option<Arc<dyn ken_store::Fleet>>> {
+    pub(crate) fn fleet(&self) -> Result<Option<Arc<dyn ken_store::Fleet>>> {
         self.fleet
             .get_or_init(|| self.stores()?.fleet().map_err(EngineError::from))
             .clone()

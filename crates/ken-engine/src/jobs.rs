@@ -193,6 +193,8 @@ impl Engine {
         // best effort: a repository that cannot be opened now is not a
         // reason to stop taking jobs
         let _ = self.queue_unfinished();
+        // best effort too: what is not written now is searched directly
+        let _ = self.reflect_missing(stop);
         while !stop.load(Ordering::Relaxed) {
             home.requeue_stale(crate::time::now() - self.settings().job_stale_secs)?;
             match home.claim(crate::time::now())? {
@@ -220,6 +222,43 @@ impl Engine {
             }
         }
         Ok(jobs)
+    }
+
+    /// Write to the collection index every repository it does not hold,
+    /// files and commits whole, from the repository's own index: a
+    /// collection lost, unreadable or left by another version is rebuilt,
+    /// so that a question over every repository is routed again instead of
+    /// searching each one. A repository whose run is pending is left to
+    /// that run. `ken serve` and `ken worker` call it when their job runner
+    /// starts. Returns the names written.
+    pub fn reflect_missing(&self, stop: &AtomicBool) -> Result<Vec<String>> {
+        let Some(fleet) = self.fleet()? else {
+            return Ok(Vec::new());
+        };
+        let stores = self.stores()?;
+        let held: std::collections::HashSet<String> = fleet
+            .reflected()?
+            .keys()
+            .map(|name| stores.key_of(name))
+            .collect();
+        let mut written = Vec::new();
+        for key in stores.list()? {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if held.contains(&key) {
+                continue;
+            }
+            let store = stores.open(&key)?;
+            let state = store.state()?;
+            if state.pending.is_some() {
+                continue;
+            }
+            let name = state.name.unwrap_or(key);
+            crate::fleet::update(&*fleet, &name, &*store, &[], &[], store.batch_seq()?)?;
+            written.push(name);
+        }
+        Ok(written)
     }
 
     /// One job that takes a repository's unfinished run up again: towards
@@ -677,5 +716,91 @@ mod tests {
             "https://elsewhere.org/o/r"
         ));
         assert!(same_source("/src/shop", "/src/shop/"));
+    }
+
+    #[test]
+    fn a_lost_collection_is_rebuilt_from_the_repositories() {
+        use crate::search::{Mode, SearchRequest};
+        use crate::{Access, Engine, IndexRequest, Settings};
+        use std::sync::atomic::AtomicBool;
+
+        let home = tempfile::tempdir().unwrap();
+        let settings = || Settings::new(home.path().to_path_buf());
+        let mut sources = Vec::new();
+        {
+            let e = Engine::new(settings());
+            for (name, file, text) in [
+                (
+                    "web",
+                    "app.py",
+                    "def serve_request(req):\n    return render(req)\n",
+                ),
+                (
+                    "math",
+                    "matrix.py",
+                    "def determinant(m):\n    return lu(m).product()\n",
+                ),
+            ] {
+                let dir = tempfile::tempdir().unwrap();
+                std::fs::write(dir.path().join(file), text).unwrap();
+                let req = IndexRequest {
+                    source: dir.path().display().to_string(),
+                    name: Some(name.into()),
+                    no_embed: true,
+                    ..Default::default()
+                };
+                e.index(&req, &crate::index::NoProgress).unwrap();
+                sources.push(dir);
+            }
+            let names: Vec<String> = e
+                .fleet()
+                .unwrap()
+                .unwrap()
+                .reflected()
+                .unwrap()
+                .into_keys()
+                .collect();
+            assert_eq!(names, ["math", "web"]);
+        }
+        std::fs::remove_dir_all(home.path().join("fleet")).unwrap();
+
+        let e = Engine::new(settings());
+        let fleet = e.fleet().unwrap().unwrap();
+        assert!(
+            fleet.reflected().unwrap().is_empty(),
+            "the collection is gone"
+        );
+        let mut written = e.reflect_missing(&AtomicBool::new(false)).unwrap();
+        written.sort();
+        assert_eq!(written, ["math", "web"]);
+        let names: Vec<String> = fleet.reflected().unwrap().into_keys().collect();
+        assert_eq!(names, ["math", "web"]);
+        assert!(
+            e.reflect_missing(&AtomicBool::new(false))
+                .unwrap()
+                .is_empty(),
+            "nothing missing"
+        );
+        // routed by the rebuilt collection
+        let ask = |q: &str| {
+            let req = SearchRequest {
+                query: q.into(),
+                limit: 5,
+                filters: ken_core::Filters::default(),
+                files: true,
+                mode: Mode::Lexical,
+            };
+            e.search(&req, &Access::All).unwrap().hits[0].repo.clone()
+        };
+        assert_eq!(ask("determinant"), "math");
+        assert_eq!(ask("serve request"), "web");
+        // a stop asked for before it starts writes nothing
+        std::fs::remove_dir_all(home.path().join("fleet")).unwrap();
+        let e = Engine::new(settings());
+        assert!(
+            e.reflect_missing(&AtomicBool::new(true))
+                .unwrap()
+                .is_empty()
+        );
     }
 }
