@@ -19,41 +19,16 @@ import time
 import urllib.parse
 import urllib.request
 
+from ken_serve import first_lines, ken_binary, serve
+
 home = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 120
 passes = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-ken = os.environ.get(
-    "KEN",
-    os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ken-target")), "release/ken"),
-)
+ken = ken_binary()
 port = os.environ.get("PORT", "7979")
-here = os.path.dirname(os.path.abspath(__file__))
-questions = []
-with open(os.path.join(here, "../../shared/eval/commits_dev.jsonl")) as f:
-    for line in f:
-        q = json.loads(line)["query"].strip().splitlines()[0]
-        questions.append(q)
-questions = questions[:n]
+questions = first_lines(n)
 
-made = subprocess.run(
-    [ken, "--home", home, "--json", "token", "create", "--scope", "read", "--repo", "*", "--label", "bench"],
-    check=True,
-    capture_output=True,
-)
-token = json.loads(made.stdout)["token"]
-server = subprocess.Popen(
-    [ken, "--home", home, "--embedder", "off", "serve", "--addr", f"127.0.0.1:{port}", "--no-jobs"],
-    stdout=subprocess.DEVNULL,
-    stderr=subprocess.DEVNULL,
-)
-base = f"http://127.0.0.1:{port}"
-try:
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=1)
-            break
-        except Exception:
-            time.sleep(0.5)
+with serve(ken, home, port) as (server, base, token):
     for p in range(1, passes + 1):
         times = []
         for q in questions:
@@ -76,6 +51,3 @@ try:
     listed = subprocess.run([ken, "--home", home, "--json", "status"], capture_output=True, check=True)
     repos = len(json.loads(listed.stdout)["repos"])
     print(f"repositories {repos}, RSS {rss} MB, open files {fds}")
-finally:
-    server.terminate()
-    server.wait()

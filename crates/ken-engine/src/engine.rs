@@ -286,10 +286,7 @@ impl Engine {
 
     /// Keep what a closing repository read that is dear to read again.
     fn shelve(&self, key: &str, repo: &OpenRepo) {
-        let Some(churn) = repo.loaded_churn() else {
-            return;
-        };
-        if let Ok(Some(stamp)) = repo.stamp() {
+        if let Some((stamp, churn)) = repo.stamped_churn() {
             let mut shelf = self.shelf.lock().unwrap_or_else(|e| e.into_inner());
             shelf.put(key, stamp, churn);
         }
@@ -315,7 +312,7 @@ impl Engine {
             .unwrap_or_else(|e| e.into_inner())
             .take(key, &stamp);
         if let Some(churn) = kept {
-            repo.seed_churn(churn);
+            repo.seed_churn(stamp, churn);
         }
     }
 
@@ -1040,33 +1037,7 @@ mod tests {
         let mut settings = Settings::new(home.path().to_path_buf());
         settings.open_repos = 1;
         let e = Engine::new(settings);
-        let mut dirs = Vec::new();
-        for (name, file, text) in [
-            (
-                "web",
-                "app.py",
-                "def serve_request(req):\n    return render(req)\n",
-            ),
-            (
-                "math",
-                "matrix.py",
-                "def determinant(m):\n    return lu(m).product()\n",
-            ),
-        ] {
-            let dir = tempfile::tempdir().unwrap();
-            std::fs::write(dir.path().join(file), text).unwrap();
-            e.index(
-                &IndexRequest {
-                    source: dir.path().display().to_string(),
-                    name: Some(name.into()),
-                    no_embed: true,
-                    ..Default::default()
-                },
-                &crate::index::NoProgress,
-            )
-            .unwrap();
-            dirs.push(dir);
-        }
+        let _dirs = crate::testing::web_and_math(&e);
         let open = || e.repos.lock().unwrap().len();
         let ask = |q: &str, repos: &[&str]| {
             let req = SearchRequest {
@@ -1092,45 +1063,25 @@ mod tests {
 
     #[test]
     fn a_reopened_repository_keeps_its_churn_until_its_index_changes() {
-        let git = |dir: &std::path::Path, args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.com"])
-                .args(args)
-                .current_dir(dir)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
+        use crate::testing::{git, index};
         let home = tempfile::tempdir().unwrap();
         let mut settings = Settings::new(home.path().to_path_buf());
         settings.open_repos = 1;
         let e = Engine::new(settings);
-        let index = |dir: &std::path::Path, name: &str| {
-            let req = IndexRequest {
-                source: dir.display().to_string(),
-                name: Some(name.into()),
-                no_embed: true,
-                ..Default::default()
-            };
-            e.index(&req, &crate::index::NoProgress).unwrap();
-        };
         let web = tempfile::tempdir().unwrap();
-        git(web.path(), &["init", "-q"]);
+        let day = "2024-01-01T10:00:00";
+        git(web.path(), &["init", "-q"], day);
         std::fs::write(
             web.path().join("app.py"),
             "def serve(req):\n    return req\n",
         )
         .unwrap();
-        git(web.path(), &["add", "."]);
-        git(web.path(), &["commit", "-q", "-m", "Fix serving"]);
-        index(web.path(), "web");
+        git(web.path(), &["add", "."], day);
+        git(web.path(), &["commit", "-q", "-m", "Fix serving"], day);
+        index(&e, web.path(), "web");
         let math = tempfile::tempdir().unwrap();
         std::fs::write(math.path().join("m.py"), "def det(m):\n    return 1\n").unwrap();
-        index(math.path(), "math");
+        index(&e, math.path(), "math");
 
         let stores = e.stores().unwrap();
         let rank = crate::params::RankParams {
@@ -1148,7 +1099,7 @@ mod tests {
         e.open_key(&*stores, "math").unwrap();
         assert!(held("web"), "web closed: its churn is kept");
         let again = e.open_key(&*stores, "web").unwrap();
-        assert!(Arc::ptr_eq(&again.loaded_churn().unwrap(), &first));
+        assert!(Arc::ptr_eq(&again.stamped_churn().unwrap().1, &first));
         assert!(!held("web"), "taken by the open repository");
         drop(again);
 
@@ -1160,10 +1111,14 @@ mod tests {
             "def serve(req):\n    return req.body\n",
         )
         .unwrap();
-        git(web.path(), &["commit", "-q", "-am", "Fix the body"]);
-        index(web.path(), "web");
+        git(
+            web.path(),
+            &["commit", "-q", "-am", "Fix the body"],
+            "2024-01-02T10:00:00",
+        );
+        index(&e, web.path(), "web");
         let moved = e.open_key(&*stores, "web").unwrap();
-        assert!(moved.loaded_churn().is_none());
+        assert!(moved.stamped_churn().is_none());
         assert_eq!(
             moved
                 .churn(&rank)

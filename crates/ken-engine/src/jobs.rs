@@ -721,37 +721,15 @@ mod tests {
     #[test]
     fn a_lost_collection_is_rebuilt_from_the_repositories() {
         use crate::search::{Mode, SearchRequest};
-        use crate::{Access, Engine, IndexRequest, Settings};
+        use crate::{Access, Engine, Settings};
         use std::sync::atomic::AtomicBool;
 
         let home = tempfile::tempdir().unwrap();
         let settings = || Settings::new(home.path().to_path_buf());
-        let mut sources = Vec::new();
+        let _sources;
         {
             let e = Engine::new(settings());
-            for (name, file, text) in [
-                (
-                    "web",
-                    "app.py",
-                    "def serve_request(req):\n    return render(req)\n",
-                ),
-                (
-                    "math",
-                    "matrix.py",
-                    "def determinant(m):\n    return lu(m).product()\n",
-                ),
-            ] {
-                let dir = tempfile::tempdir().unwrap();
-                std::fs::write(dir.path().join(file), text).unwrap();
-                let req = IndexRequest {
-                    source: dir.path().display().to_string(),
-                    name: Some(name.into()),
-                    no_embed: true,
-                    ..Default::default()
-                };
-                e.index(&req, &crate::index::NoProgress).unwrap();
-                sources.push(dir);
-            }
+            _sources = crate::testing::web_and_math(&e);
             let names: Vec<String> = e
                 .fleet()
                 .unwrap()

@@ -43,6 +43,8 @@ mod search;
 mod semantic;
 mod settings;
 mod status;
+#[cfg(test)]
+mod testing;
 mod tickets;
 mod time;
 mod tokens;

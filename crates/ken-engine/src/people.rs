@@ -765,30 +765,8 @@ fn matches_loosely(q: &str, name: &str, email: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::git;
     use ken_store::{EmbeddedStore, IndexStore};
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str], date: &str) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "Ada")
-            .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-            .env("GIT_COMMITTER_NAME", "Ada")
-            .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-            .env("GIT_AUTHOR_DATE", date)
-            .env("GIT_COMMITTER_DATE", date)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
 
     fn files_at(repo: &GitRepo, sha: &str) -> Vec<(String, String)> {
         repo.list_commit(sha, &Default::default())

@@ -59,7 +59,9 @@ pub struct OpenRepo {
     graph: OnceLock<Arc<LoadedGraph>>,
     coverage: OnceLock<Vec<Coverage>>,
     people: OnceLock<PeopleProgress>,
-    churn: OnceLock<Arc<FileChurn>>,
+    /// The churn, with the stamp of the history it was read from (None:
+    /// read while a run was pending, never shelved).
+    churn: OnceLock<(Arc<FileChurn>, Option<Stamp>)>,
     template: OnceLock<Arc<IssueTemplate>>,
 }
 
@@ -160,22 +162,27 @@ impl OpenRepo {
         if !rank.uses_history() {
             return Ok(None);
         }
-        if let Some(c) = self.churn.get() {
+        if let Some((c, _)) = self.churn.get() {
             return Ok(Some(c.clone()));
         }
+        // the stamp first: history written meanwhile makes it older than
+        // the churn, which only misses a later reuse
+        let stamp = self.stamp()?;
         let c = Arc::new(load_churn(&*self.store)?);
-        Ok(Some(self.churn.get_or_init(|| c).clone()))
+        Ok(Some(self.churn.get_or_init(|| (c, stamp)).0.clone()))
     }
 
-    /// The churn read so far (None: not yet asked for).
-    pub(crate) fn loaded_churn(&self) -> Option<Arc<FileChurn>> {
-        self.churn.get().cloned()
+    /// The churn read so far with the stamp it was read under (None: not
+    /// yet asked for, or read while a run was pending).
+    pub(crate) fn stamped_churn(&self) -> Option<(Stamp, Arc<FileChurn>)> {
+        let (churn, stamp) = self.churn.get()?;
+        Some((stamp.clone()?, churn.clone()))
     }
 
     /// Start with `churn`, read by an earlier opening of the same index
-    /// under the same [`Stamp`].
-    pub(crate) fn seed_churn(&self, churn: Arc<FileChurn>) {
-        let _ = self.churn.set(churn);
+    /// under `stamp`, the stamp of this one.
+    pub(crate) fn seed_churn(&self, stamp: Stamp, churn: Arc<FileChurn>) {
+        let _ = self.churn.set((churn, Some(stamp)));
     }
 
     /// What the index's history is now (None while a run is pending).
