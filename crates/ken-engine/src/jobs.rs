@@ -740,7 +740,7 @@ mod tests {
                 .collect();
             assert_eq!(names, ["math", "web"]);
         }
-        std::fs::remove_dir_all(home.path().join("fleet")).unwrap();
+        std::fs::remove_dir_all(home.path().join(ken_store::FLEET_DIR)).unwrap();
 
         let e = Engine::new(settings());
         let fleet = e.fleet().unwrap().unwrap();
@@ -773,7 +773,7 @@ mod tests {
         assert_eq!(ask("determinant"), "math");
         assert_eq!(ask("serve request"), "web");
         // a stop asked for before it starts writes nothing
-        std::fs::remove_dir_all(home.path().join("fleet")).unwrap();
+        std::fs::remove_dir_all(home.path().join(ken_store::FLEET_DIR)).unwrap();
         let e = Engine::new(settings());
         assert!(
             e.reflect_missing(&AtomicBool::new(true))

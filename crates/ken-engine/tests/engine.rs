@@ -274,7 +274,7 @@ fn a_question_over_every_repository_is_routed_and_ranked_on_one_scale() {
     assert_eq!(cart.hits[0].path, "shop/cart.py");
 
     // without the collection index every repository is searched directly
-    std::fs::remove_dir_all(home.path().join("fleet")).unwrap();
+    std::fs::remove_dir_all(home.path().join(ken_store::FLEET_DIR)).unwrap();
     let fresh = Engine::new(Settings::new(home.path().to_path_buf()));
     let direct = fresh
         .search(&search("invoice total with tax"), &Access::All)

@@ -32,7 +32,7 @@ mod symbols;
 pub mod tokenizer;
 mod types;
 
-pub use embedded::{EmbeddedFleet, EmbeddedProvider, EmbeddedStore, dir_name};
+pub use embedded::{EmbeddedFleet, EmbeddedProvider, EmbeddedStore, FLEET_DIR, dir_name};
 pub use error::StoreError;
 pub use fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 pub use home::{Home, HomeStore, JobRecord, JobState, NewJob, RemoteHead, TokenRecord};

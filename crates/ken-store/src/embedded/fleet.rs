@@ -1,7 +1,13 @@
 //! The embedded collection index: one tantivy index under
-//! `$KEN_HOME/fleet/`, one document per (repository, file). The commit
-//! payload records which batch of each repository's index it reflects, so
-//! documents and record change together.
+//! `$KEN_HOME/fleet-2/`, one document per (repository, file) and one per
+//! (repository, commit). The commit payload records which batch of each
+//! repository's index it reflects, so documents and record change together.
+//!
+//! Files and commit messages are written to fields of their own (`body`,
+//! `symbol`, `path` against `message`), so that either search is a plain
+//! disjunction of term queries, which tantivy answers with block-max WAND
+//! (skipping blocks that cannot reach the top), where a filter on the
+//! document's kind would make it read every posting.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,7 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
@@ -19,6 +25,14 @@ use super::lexical::{filtered, open_index, query_terms, weighted_terms};
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result, StoreError, tokenizer};
 
+/// The collection's directory under `$KEN_HOME`. It is named by the
+/// schema's version: a binary with another schema starts an empty
+/// collection beside the old one, rebuilt by `Engine::reflect_missing`.
+pub const FLEET_DIR: &str = "fleet-2";
+
+/// Directories of earlier schemas, removed when the current one is opened.
+pub const OLD_FLEET_DIRS: &[&str] = &["fleet"];
+
 /// How long an update waits for another process's writer.
 const WRITER_WAIT: Duration = Duration::from_secs(120);
 
@@ -26,8 +40,6 @@ const WRITER_WAIT: Duration = Duration::from_secs(120);
 struct Fields {
     /// `repo\0path` (a file) or `repo\0\0sha` (a commit): the document's identity.
     key: Field,
-    /// `file` or `commit`.
-    kind: Field,
     /// `repo\0kind`: every document of one kind of a repository.
     repo_kind: Field,
     repo: Field,
@@ -38,6 +50,8 @@ struct Fields {
     path: Field,
     /// Definition names as written (exact look-ups).
     def: Field,
+    /// A commit's message (commit documents have no other text).
+    message: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -49,15 +63,15 @@ fn schema() -> (Schema, Fields) {
     );
     let fields = Fields {
         key: b.add_text_field("key", STRING),
-        kind: b.add_text_field("kind", STRING),
         repo_kind: b.add_text_field("repo_kind", STRING),
         repo: b.add_text_field("repo", STRING | STORED),
         path_key: b.add_text_field("path_key", STRING | STORED),
         lang: b.add_text_field("lang", STRING),
         body: b.add_text_field("body", text.clone()),
         symbol: b.add_text_field("symbol", text.clone()),
-        path: b.add_text_field("path", text),
+        path: b.add_text_field("path", text.clone()),
         def: b.add_text_field("def", STRING),
+        message: b.add_text_field("message", text),
     };
     (b.build(), fields)
 }
@@ -150,23 +164,6 @@ fn repo_kind(repo: &str, kind: &str) -> String {
     format!("{repo}\0{kind}")
 }
 
-/// `text` among the documents of one kind.
-fn of_kind(text: Box<dyn Query>, kind: Field, which: &str) -> Box<dyn Query> {
-    Box::new(BooleanQuery::new(vec![
-        (Occur::Must, text),
-        (
-            Occur::Must,
-            Box::new(ConstScoreQuery::new(
-                Box::new(TermQuery::new(
-                    Term::from_field_text(kind, which),
-                    IndexRecordOption::Basic,
-                )),
-                0.0,
-            )),
-        ),
-    ]))
-}
-
 impl Fleet for EmbeddedFleet {
     /// An unreadable record (another version's) reads as an empty
     /// collection: every repository is searched directly until it is
@@ -213,7 +210,6 @@ impl Fleet for EmbeddedFleet {
         for d in docs {
             let mut doc = TantivyDocument::default();
             doc.add_text(f.key, key(u.repo, d.path));
-            doc.add_text(f.kind, FILE);
             doc.add_text(f.repo_kind, repo_kind(u.repo, FILE));
             doc.add_text(f.repo, u.repo);
             doc.add_text(f.path_key, d.path);
@@ -235,11 +231,10 @@ impl Fleet for EmbeddedFleet {
             writer.delete_term(Term::from_field_text(f.key, &id));
             let mut doc = TantivyDocument::default();
             doc.add_text(f.key, id);
-            doc.add_text(f.kind, COMMIT);
             doc.add_text(f.repo_kind, repo_kind(u.repo, COMMIT));
             doc.add_text(f.repo, u.repo);
             doc.add_text(f.path_key, c.sha);
-            doc.add_text(f.body, c.message);
+            doc.add_text(f.message, c.message);
             writer.add_document(doc)?;
         }
         record.insert(u.repo.to_string(), u.reflects);
@@ -267,17 +262,17 @@ impl Fleet for EmbeddedFleet {
         let Some(text) = weighted_terms(&terms, &fields, w) else {
             return Ok(Vec::new());
         };
-        let files = of_kind(text, f.kind, FILE);
-        self.hits(&*filtered(files, q, f.lang, f.path_key), q.limit)
+        // commit documents have none of these fields: no filter on the kind
+        self.hits(&*filtered(text, q, f.lang, f.path_key), q.limit)
     }
 
     fn search_commits(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
         let f = self.fields;
         let terms = query_terms(&q.text);
-        let Some(text) = weighted_terms(&terms, &[(f.body, 1.0)], q.weights) else {
+        let Some(text) = weighted_terms(&terms, &[(f.message, 1.0)], q.weights) else {
             return Ok(Vec::new());
         };
-        self.hits(&*of_kind(text, f.kind, COMMIT), q.limit)
+        self.hits(&*text, q.limit)
     }
 
     fn defining(&self, name: &str, limit: usize) -> Result<Vec<FleetHit>> {

@@ -37,7 +37,7 @@ use std::sync::Mutex;
 use ken_core::{Chunk, ChunkKind, Definition};
 use rusqlite::params;
 
-pub use self::fleet::EmbeddedFleet;
+pub use self::fleet::{EmbeddedFleet, FLEET_DIR};
 use self::lexical::{LexDoc, LexicalIndex};
 pub use self::provider::{EmbeddedProvider, dir_name};
 pub use crate::symbols::fold;

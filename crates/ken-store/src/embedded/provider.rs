@@ -137,9 +137,18 @@ impl StoreProvider for EmbeddedProvider {
         self.root.display().to_string()
     }
 
-    /// `fleet/` beside the repositories' root (`$KEN_HOME/fleet`).
+    /// `fleet-2/` beside the repositories' root (`$KEN_HOME/fleet-2`).
+    /// A collection of an earlier schema is removed: it is rebuilt in the
+    /// new one from the repositories' own indexes.
     fn fleet(&self) -> Result<Option<std::sync::Arc<dyn crate::Fleet>>> {
-        let dir = self.root.with_file_name("fleet");
+        for old in super::fleet::OLD_FLEET_DIRS {
+            let old = self.root.with_file_name(old);
+            if old.is_dir() {
+                // best effort: an old collection left behind costs disk only
+                let _ = std::fs::remove_dir_all(&old);
+            }
+        }
+        let dir = self.root.with_file_name(super::fleet::FLEET_DIR);
         Ok(Some(std::sync::Arc::new(super::EmbeddedFleet::open(&dir)?)))
     }
 }
@@ -192,6 +201,25 @@ mod tests {
         assert_eq!(dir_name("a b"), "a-b");
         assert_eq!(dir_name(".."), "r..");
         assert_eq!(dir_name(""), "r");
+    }
+
+    #[test]
+    fn a_collection_of_an_earlier_schema_is_removed_when_the_collection_opens() {
+        let home = tempfile::tempdir().unwrap();
+        let p = EmbeddedProvider::new(home.path().join("repos"));
+        let old = home.path().join("fleet");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("meta.json"), "{}").unwrap();
+        let fleet = p
+            .fleet()
+            .unwrap()
+            .expect("the embedded store has a collection");
+        assert!(!old.exists(), "the old collection is gone");
+        assert!(home.path().join(super::super::FLEET_DIR).is_dir());
+        assert!(
+            fleet.reflected().unwrap().is_empty(),
+            "the new one starts empty"
+        );
     }
 
     /// Set `dir`'s modification time back, as if it settled long ago.
