@@ -11,6 +11,7 @@ use sqlx::Row;
 
 use super::Pg;
 use super::lexical::{self, weigh, weighted_terms};
+use super::maxscore::ONE_PASS;
 use super::store::pg_text;
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result};
@@ -139,49 +140,49 @@ impl Fleet for PgFleet {
     /// BM25 over every repository's commit messages, with the statistics
     /// of all of them (`commit_terms`, `commit_stats`).
     fn search_commits(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
-        let terms = weighted_terms(q);
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
-        let limit = q.limit.max(1) as i64;
+        let q = q.clone();
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
-            let df: Vec<(i16, String, f64)> = sqlx::query_as(
-                "SELECT 0::int2, term, sum(df)::float8 FROM commit_df
-                 WHERE field = 0 AND term = ANY($1::text[]) GROUP BY term",
-            )
-            .bind(&names)
-            .fetch_all(&pool)
-            .await?;
-            let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
-                "SELECT 0::int2, coalesce(sum(n), 0)::float8, coalesce(sum(total), 0)::float8
-                 FROM commit_stats",
-            )
-            .fetch_all(&pool)
-            .await?;
-            let k = weigh(&terms, &[1.0], &df, &stats);
-            if k.terms.is_empty() {
+            let Some((k, df)) = super::maxscore::weigh_commits(&pool, &q).await? else {
                 return Ok(Vec::new());
-            }
-            let rows = sqlx::query(
-                "WITH s AS (
-                     SELECT t.doc, sum(k.w * t.tf / (t.tf + $3 + $4 * t.len))::float4 AS score
-                     FROM unnest($1::text[], $2::float8[]) AS k(term, w)
-                     JOIN commit_terms t ON t.term = k.term
-                     WHERE t.field = 0
-                     GROUP BY t.doc ORDER BY score DESC, t.doc LIMIT $5)
-                 SELECT c.repo, c.sha, s.score FROM s JOIN commits c ON c.doc = s.doc
-                 ORDER BY s.score DESC, c.repo, c.sha",
+            };
+            let limit = q.limit.max(1) as i64;
+            let (best, _) = super::maxscore::best_commits(&pool, &k, &df, limit, ONE_PASS).await?;
+            let docs: Vec<i64> = best.iter().map(|b| b.0).collect();
+            let named: HashMap<i64, (i64, String)> = sqlx::query_as::<_, (i64, i64, String)>(
+                "SELECT doc, repo, sha FROM commits WHERE doc = ANY($1)",
             )
-            .bind(&k.terms)
-            .bind(&k.w[0])
-            .bind(lexical::K1_FLAT)
-            .bind(k.per_len[0])
-            .bind(limit)
+            .bind(&docs)
             .fetch_all(&pool)
-            .await?;
-            hits(&pool, &rows).await
+            .await?
+            .into_iter()
+            .map(|(doc, repo, sha)| (doc, (repo, sha)))
+            .collect();
+            // best first, ties by repository id and commit (as one SQL query had them)
+            let mut kept: Vec<(f32, i64, String)> = best
+                .iter()
+                .filter_map(|(doc, score)| {
+                    let (repo, sha) = named.get(doc)?;
+                    Some((*score, *repo, sha.clone()))
+                })
+                .collect();
+            kept.sort_by(|a, b| {
+                b.0.total_cmp(&a.0)
+                    .then(a.1.cmp(&b.1))
+                    .then_with(|| a.2.cmp(&b.2))
+            });
+            let names = names(&pool).await?;
+            let out: Vec<FleetHit> = kept
+                .into_iter()
+                .filter_map(|(score, repo, sha)| {
+                    Some(FleetHit {
+                        repo: names.get(&repo)?.clone(),
+                        path: sha,
+                        score,
+                    })
+                })
+                .collect();
+            Ok(out)
         })
     }
 

@@ -19,6 +19,7 @@
 mod fleet;
 mod home;
 mod lexical;
+mod maxscore;
 mod schema;
 mod store;
 mod vectors;

@@ -19,7 +19,18 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (9, V9),
     (10, V10),
     (11, V11),
+    (12, V12),
 ];
+
+/// The commit messages' postings by term and document
+/// (`commit_terms_message_docs`), replacing those by term alone: the
+/// collection's commit search skips a common word's postings and looks up
+/// only the documents it needs them for (postgres/maxscore.rs). Read by
+/// term alone, the new index serves as the old did.
+const V12: &str = r#"
+CREATE INDEX commit_terms_message_docs ON commit_terms (term, doc) INCLUDE (tf, len) WHERE field = 0;
+DROP INDEX commit_terms_messages;
+"#;
 
 /// Each commit term's document frequency (`commit_df`), as `lex_df` is
 /// for files and chunks: field 0 the messages' terms, field 1 the changed
