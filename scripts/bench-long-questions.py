@@ -27,6 +27,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from ken_serve import serve
+
 ap = argparse.ArgumentParser()
 ap.add_argument("home")
 ap.add_argument("set")
@@ -63,20 +65,7 @@ with open(args.set) as f:
 questions = questions[: args.max]
 print(f"{len(questions)} questions, {sum(len(q[2]) for q in questions) // max(len(questions), 1)} characters on average")
 
-tokens = []
-for i, ken in enumerate(args.ken):
-    made = subprocess.run(
-        [ken, "--home", args.home, "--json", "token", "create", "--scope", "read", "--repo", "*", "--label", "bench"],
-        check=True,
-        capture_output=True,
-        env=env_of(i),
-    )
-    tokens.append(json.loads(made.stdout)["token"])
-token = tokens[0]
-base = f"http://127.0.0.1:{args.port}"
-
-
-def ask(q, repo):
+def ask(base, token, q, repo):
     params = {"q": q, "n": 10, "mode": "lexical"}
     if not args.across:
         params["repo"] = repo
@@ -93,24 +82,11 @@ def ask(q, repo):
 answers = {}
 for rnd in range(1, args.rounds + 1):
     for i, ken in enumerate(args.ken):
-        token = tokens[i]
-        server = subprocess.Popen(
-            [ken, "--home", args.home, "--embedder", "off", "serve", "--addr", f"127.0.0.1:{args.port}", "--no-jobs"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env_of(i),
-        )
-        try:
-            for _ in range(600):
-                try:
-                    urllib.request.urlopen(base + "/healthz", timeout=1)
-                    break
-                except Exception:
-                    time.sleep(0.5)
-            ask(questions[0][2], questions[0][1])  # the server's first question opens what it needs
+        with serve(ken, args.home, args.port, env_of(i)) as (server, base, token):
+            ask(base, token, questions[0][2], questions[0][1])  # the server's first question opens what it needs
             times, got = [], {}
             for qid, repo, q in questions:
-                ms, hits = ask(q, repo)
+                ms, hits = ask(base, token, q, repo)
                 times.append(ms)
                 got[qid] = hits
             answers[ken] = got
@@ -121,9 +97,6 @@ for rnd in range(1, args.rounds + 1):
                 f"max {times[-1]:.0f} ms, mean {statistics.mean(times):.0f} ms",
                 flush=True,
             )
-        finally:
-            server.terminate()
-            server.wait()
 
 ref = answers[args.ken[0]]
 for ken in args.ken[1:]:

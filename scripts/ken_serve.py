@@ -27,19 +27,22 @@ def first_lines(n=None):
 
 
 @contextlib.contextmanager
-def serve(ken, home, port):
+def serve(ken, home, port, env=None):
     """`ken serve` on `home` (embeddings off, no jobs) until it answers;
-    yields (server process, base URL, read token), stopped on leaving."""
+    yields (server process, base URL, read token), stopped on leaving.
+    `env`: the environment of both (default: this process's)."""
     made = subprocess.run(
         [ken, "--home", home, "--json", "token", "create", "--scope", "read", "--repo", "*", "--label", "bench"],
         check=True,
         capture_output=True,
+        env=env,
     )
     token = json.loads(made.stdout)["token"]
     server = subprocess.Popen(
         [ken, "--home", home, "--embedder", "off", "serve", "--addr", f"127.0.0.1:{port}", "--no-jobs"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env=env,
     )
     base = f"http://127.0.0.1:{port}"
     try:

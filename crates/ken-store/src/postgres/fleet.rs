@@ -148,41 +148,18 @@ impl Fleet for PgFleet {
             };
             let limit = q.limit.max(1) as i64;
             let (best, _) = super::maxscore::best_commits(&pool, &k, &df, limit, ONE_PASS).await?;
-            let docs: Vec<i64> = best.iter().map(|b| b.0).collect();
-            let named: HashMap<i64, (i64, String)> = sqlx::query_as::<_, (i64, i64, String)>(
-                "SELECT doc, repo, sha FROM commits WHERE doc = ANY($1)",
+            let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
+            let rows = sqlx::query(
+                "SELECT c.repo, c.sha, b.score
+                 FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
+                 JOIN commits c ON c.doc = b.doc
+                 ORDER BY b.score DESC, c.repo, c.sha",
             )
             .bind(&docs)
+            .bind(&scores)
             .fetch_all(&pool)
-            .await?
-            .into_iter()
-            .map(|(doc, repo, sha)| (doc, (repo, sha)))
-            .collect();
-            // best first, ties by repository id and commit (as one SQL query had them)
-            let mut kept: Vec<(f32, i64, String)> = best
-                .iter()
-                .filter_map(|(doc, score)| {
-                    let (repo, sha) = named.get(doc)?;
-                    Some((*score, *repo, sha.clone()))
-                })
-                .collect();
-            kept.sort_by(|a, b| {
-                b.0.total_cmp(&a.0)
-                    .then(a.1.cmp(&b.1))
-                    .then_with(|| a.2.cmp(&b.2))
-            });
-            let names = names(&pool).await?;
-            let out: Vec<FleetHit> = kept
-                .into_iter()
-                .filter_map(|(score, repo, sha)| {
-                    Some(FleetHit {
-                        repo: names.get(&repo)?.clone(),
-                        path: sha,
-                        score,
-                    })
-                })
-                .collect();
-            Ok(out)
+            .await?;
+            hits(&pool, &rows).await
         })
     }
 

@@ -122,6 +122,30 @@ fn split(order: &[usize], k: &Weighed, at: usize) -> [(Vec<String>, Vec<f64>); 2
     [part(&order[..at]), part(&order[at..])]
 }
 
+/// Each document's score over the heavy terms (`$1`, weights `$2`).
+macro_rules! partial {
+    () => {
+        "SELECT t.doc, sum(k.w * t.tf / (t.tf + $3 + $4 * t.len)) AS part
+         FROM unnest($1::text[], $2::float8[]) AS k(term, w)
+         JOIN commit_terms t ON t.term = k.term AND t.field = 0
+         GROUP BY t.doc"
+    };
+}
+
+/// What the light terms (`$5`, weights `$6`) add to document `$doc`,
+/// looked up by term and document.
+macro_rules! light_part {
+    ($doc:literal) => {
+        concat!(
+            "coalesce((SELECT sum(r.w * t.tf / (t.tf + $3 + $4 * t.len))
+             FROM unnest($5::text[], $6::float8[]) AS r(term, w)
+             JOIN commit_terms t ON t.term = r.term AND t.field = 0 AND t.doc = ",
+            $doc,
+            "), 0)"
+        )
+    };
+}
+
 /// The `limit` best commit documents for the weighed terms: (doc, score),
 /// best first, ties by document; the same as one pass over every posting.
 /// Terms with fewer than `one_pass_below` postings in all are scored in one
@@ -139,27 +163,21 @@ pub(crate) async fn best_commits(
     if postings < one_pass_below || first == order.len() {
         return Ok((one_pass(pool, k, limit).await?, 0));
     }
-    let [(heavy, hw), (light, lw)] = split(&order, k, first);
-    let bound: Vec<(i64, f64)> = sqlx::query_as(
-        "WITH p AS (
-             SELECT t.doc, sum(k.w * t.tf / (t.tf + $3 + $4 * t.len)) AS part
-             FROM unnest($1::text[], $2::float8[]) AS k(term, w)
-             JOIN commit_terms t ON t.term = k.term AND t.field = 0
-             GROUP BY t.doc ORDER BY part DESC, t.doc LIMIT $7)
-         SELECT p.doc, p.part + coalesce((
-             SELECT sum(r.w * t.tf / (t.tf + $3 + $4 * t.len))
-             FROM unnest($5::text[], $6::float8[]) AS r(term, w)
-             JOIN commit_terms t ON t.term = r.term AND t.field = 0 AND t.doc = p.doc), 0)
-         FROM p",
+    let bound: Vec<(i64, f64)> = scored(
+        pool,
+        // the best `limit` documents of the heavy terms, scored whole
+        concat!(
+            "WITH p AS (",
+            partial!(),
+            " ORDER BY part DESC, t.doc LIMIT $7) SELECT p.doc, p.part + ",
+            light_part!("p.doc"),
+            " FROM p"
+        ),
+        &split(&order, k, first),
+        k,
+        limit,
+        None,
     )
-    .bind(&heavy)
-    .bind(&hw)
-    .bind(K1_FLAT)
-    .bind(k.per_len[0])
-    .bind(&light)
-    .bind(&lw)
-    .bind(limit)
-    .fetch_all(pool)
     .await?;
     let theta = if (bound.len() as i64) < limit {
         0.0
@@ -170,34 +188,53 @@ pub(crate) async fn best_commits(
     if cut == order.len() {
         return Ok((one_pass(pool, k, limit).await?, 0));
     }
-    let [(heavy, hw), (light, lw)] = split(&order, k, cut);
-    let rows: Vec<(i64, f32)> = sqlx::query_as(
-        "WITH p AS (
-             SELECT t.doc, sum(k.w * t.tf / (t.tf + $3 + $4 * t.len)) AS part
-             FROM unnest($1::text[], $2::float8[]) AS k(term, w)
-             JOIN commit_terms t ON t.term = k.term AND t.field = 0
-             GROUP BY t.doc),
-         c AS (SELECT doc, part FROM p WHERE part + $8 >= $9),
-         s AS (SELECT c.doc, c.part + coalesce((
-                   SELECT sum(r.w * t.tf / (t.tf + $3 + $4 * t.len))
-                   FROM unnest($5::text[], $6::float8[]) AS r(term, w)
-                   JOIN commit_terms t ON t.term = r.term AND t.field = 0 AND t.doc = c.doc), 0)
-                   AS score
-               FROM c)
-         SELECT doc, score::float4 FROM s ORDER BY score::float4 DESC, doc LIMIT $7",
+    let rows: Vec<(i64, f32)> = scored(
+        pool,
+        // the heavy terms' documents that may still reach θ, scored whole
+        concat!(
+            "WITH p AS (",
+            partial!(),
+            "), c AS (SELECT doc, part FROM p WHERE part + $8 >= $9),",
+            " s AS (SELECT c.doc, c.part + ",
+            light_part!("c.doc"),
+            " AS score FROM c)",
+            " SELECT doc, score::float4 FROM s ORDER BY score::float4 DESC, doc LIMIT $7"
+        ),
+        &split(&order, k, cut),
+        k,
+        limit,
+        Some((rest, theta * (1.0 - MARGIN))),
     )
-    .bind(&heavy)
-    .bind(&hw)
-    .bind(K1_FLAT)
-    .bind(k.per_len[0])
-    .bind(&light)
-    .bind(&lw)
-    .bind(limit)
-    .bind(rest)
-    .bind(theta * (1.0 - MARGIN))
-    .fetch_all(pool)
     .await?;
     Ok((rows, order.len() - cut))
+}
+
+/// Run one of the two statements: `$1`–`$6` the split's heavy and light
+/// terms with their weights and BM25's constants, `$7` the limit, and
+/// `$8`, `$9` the skipped weights and θ when given.
+async fn scored<O>(
+    pool: &sqlx::PgPool,
+    sql: &'static str,
+    [(heavy, hw), (light, lw)]: &[(Vec<String>, Vec<f64>); 2],
+    k: &Weighed,
+    limit: i64,
+    bound: Option<(f64, f64)>,
+) -> Result<Vec<O>>
+where
+    O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+{
+    let mut q = sqlx::query_as::<_, O>(sql)
+        .bind(heavy)
+        .bind(hw)
+        .bind(K1_FLAT)
+        .bind(k.per_len[0])
+        .bind(light)
+        .bind(lw)
+        .bind(limit);
+    if let Some((rest, theta)) = bound {
+        q = q.bind(rest).bind(theta);
+    }
+    Ok(q.fetch_all(pool).await?)
 }
 
 /// Every posting of every term, scored in one pass.
@@ -260,54 +297,6 @@ mod tests {
         );
     }
 
-    /// A database of its own on `KEN_TEST_PG_URL`'s server, dropped after.
-    struct Db {
-        admin: String,
-        name: String,
-    }
-
-    impl Db {
-        fn new() -> Db {
-            let admin = std::env::var("KEN_TEST_PG_URL").unwrap_or_else(|_| {
-                panic!(
-                    "KEN_TEST_PG_URL is not set: this test needs PostgreSQL 16 with pgvector. \
-                     Run the suite with scripts/test.sh, or start a server with \
-                     `scripts/postgres.sh start DIR` and export the URL it prints"
-                )
-            });
-            let name = format!("ken_test_maxscore_{}", std::process::id());
-            Db::admin(&admin, &format!("CREATE DATABASE {name}"));
-            Db { admin, name }
-        }
-
-        fn admin(url: &str, sql: &str) {
-            use sqlx::Connection;
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                let mut c = sqlx::PgConnection::connect(url).await.unwrap();
-                sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
-                    .execute(&mut c)
-                    .await
-                    .unwrap();
-            });
-        }
-
-        fn url(&self) -> String {
-            let (base, _) = self.admin.rsplit_once('/').unwrap();
-            format!("{base}/{}", self.name)
-        }
-    }
-
-    impl Drop for Db {
-        fn drop(&mut self) {
-            let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-            Db::admin(&self.admin, &sql);
-        }
-    }
-
     /// Commit messages with words as common as a fleet's (`fix` in half of
     /// them, `test` in a quarter) down to words in a few, from a fixed seed.
     fn messages(n: usize, seed: u64) -> Vec<String> {
@@ -354,7 +343,7 @@ mod tests {
 
     #[test]
     fn skipping_common_words_ranks_as_one_pass_does() {
-        let db = Db::new();
+        let db = super::super::test_db::Db::new();
         let p = crate::PgProvider::connect(&db.url()).unwrap();
         for (name, seed) in [("acme/web", 7u64), ("acme/api", 11)] {
             let mut w = crate::StoreProvider::open_for_writing(&p, name).unwrap();

@@ -22,6 +22,11 @@ mod lexical;
 mod maxscore;
 mod schema;
 mod store;
+/// A database per test on `KEN_TEST_PG_URL`'s server, as the integration
+/// tests have it.
+#[cfg(test)]
+#[path = "../../tests/pg_db/mod.rs"]
+mod test_db;
 mod vectors;
 
 use std::future::Future;
