@@ -317,3 +317,51 @@ fn bm25_statistics_follow_deletes_exactly() {
         }
     }
 }
+
+/// Index `files` generated Python files of three functions each as `name`.
+fn index_functions(p: &PgProvider, name: &str, files: usize) {
+    let mut w = p.open_for_writing(name).unwrap();
+    let upserts = (0..files)
+        .map(|i| {
+            let text = (0..3)
+                .map(|j| format!("def handler_{i}_{j}(request):\n    return request.body[{j}]\n\n"))
+                .collect::<String>();
+            conformance::upsert(&format!("app/h{i}.py"), &text)
+        })
+        .collect();
+    w.write_batch(ken_store::Batch {
+        upserts,
+        deletes: Vec::new(),
+    })
+    .unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn the_planner_statistics_are_refreshed_when_a_repository_is_a_large_share_of_the_tables() {
+    let db = Db::new();
+    let url = db.url();
+    let p = PgProvider::connect(&url).unwrap();
+    let counted = || {
+        count(
+            &url,
+            "SELECT reltuples::int8 FROM pg_class WHERE oid = 'chunks'::regclass",
+        )
+    };
+    let rows = || count(&url, "SELECT count(*) FROM chunks");
+    // never counted: the first repository is analysed
+    index_functions(&p, "acme/first", 20);
+    let first = rows();
+    assert!(first >= 20, "{first}");
+    assert_eq!(counted(), first);
+    // as large again: analysed
+    index_functions(&p, "acme/second", 20);
+    let both = rows();
+    assert!(both > first);
+    assert_eq!(counted(), both);
+    // one small file among many: not analysed, the last count stands
+    index_functions(&p, "acme/small", 1);
+    let all = rows();
+    assert!(all > both && (all - both) * 10 < both, "{both} {all}");
+    assert_eq!(counted(), both);
+}

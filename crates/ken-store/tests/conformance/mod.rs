@@ -118,7 +118,7 @@ pub fn retry_forever<T>(mut op: impl FnMut() -> Option<T>) -> T {
 }
 ";
 
-fn upsert(path: &str, text: &str) -> FileUpdate {
+pub(crate) fn upsert(path: &str, text: &str) -> FileUpdate {
     let syntax = parse_file(path, text, &ChunkOptions::default());
     FileUpdate {
         path: path.to_string(),

@@ -11,6 +11,9 @@ use super::*;
 use crate::embedded::lexical::query_terms;
 use crate::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Result};
 
+/// A file a commit changed: (path, status, old path).
+type ChangedFile = (String, String, Option<String>);
+
 impl HistoryStore for PgStore {
     fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
         self.read(|pool, repo| async move {
@@ -42,48 +45,57 @@ impl HistoryStore for PgStore {
                 .iter()
                 .filter(|c| !known.contains(&c.sha) && seen.insert(c.sha.clone()))
                 .collect();
+            // every new commit in one statement, and their files in one
+            // more: a history of thousands is two round trips, not two per
+            // commit
+            let docs: HashMap<String, i64> = sqlx::query(
+                "INSERT INTO commits(repo, sha, author_name, author_email, author_time, committer_time,
+                                     summary, message, parents)
+                 SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int8[],
+                                          $6::int8[], $7::text[], $8::text[], $9::text[])
+                 RETURNING sha, doc",
+            )
+            .bind(repo)
+            .bind(new.iter().map(|c| c.sha.as_str()).collect::<Vec<_>>())
+            .bind(new.iter().map(|c| c.author_name.as_str()).collect::<Vec<_>>())
+            .bind(new.iter().map(|c| c.author_email.as_str()).collect::<Vec<_>>())
+            .bind(new.iter().map(|c| c.author_time).collect::<Vec<_>>())
+            .bind(new.iter().map(|c| c.committer_time).collect::<Vec<_>>())
+            .bind(new.iter().map(|c| c.summary.as_str()).collect::<Vec<_>>())
+            .bind(new.iter().map(|c| c.message.as_str()).collect::<Vec<_>>())
+            .bind(new.iter().map(|c| c.parents.join(" ")).collect::<Vec<_>>())
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+            let files: Vec<(&str, &ChangedFile)> = new
+                .iter()
+                .flat_map(|c| c.files.iter().map(move |f| (c.sha.as_str(), f)))
+                .collect();
+            let shas: Vec<&str> = files.iter().map(|(sha, _)| *sha).collect();
+            let paths: Vec<&str> = files.iter().map(|(_, f)| f.0.as_str()).collect();
+            let statuses: Vec<&str> = files.iter().map(|(_, f)| f.1.as_str()).collect();
+            let olds: Vec<Option<&str>> = files.iter().map(|(_, f)| f.2.as_deref()).collect();
+            sqlx::query(
+                "INSERT INTO commit_files(repo, sha, path, status, old_path)
+                 SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])",
+            )
+            .bind(repo)
+            .bind(&shas)
+            .bind(&paths)
+            .bind(&statuses)
+            .bind(&olds)
+            .execute(&mut *tx)
+            .await?;
             let mut postings = CommitPostings::default();
             for c in &new {
-                let doc: i64 = sqlx::query(
-                    "INSERT INTO commits(repo, sha, author_name, author_email, author_time, committer_time,
-                                         summary, message, parents)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                     RETURNING doc",
-                )
-                .bind(repo)
-                .bind(&c.sha)
-                .bind(&c.author_name)
-                .bind(&c.author_email)
-                .bind(c.author_time)
-                .bind(c.committer_time)
-                .bind(&c.summary)
-                .bind(&c.message)
-                .bind(c.parents.join(" "))
-                .fetch_one(&mut *tx)
-                .await?
-                .get(0);
                 postings.add(
                     repo,
-                    doc,
+                    docs[&c.sha],
                     commit_text(&c.summary, &c.message),
                     c.files.iter().map(|f| f.0.as_str()),
                 );
-                let (p, s, o): (Vec<String>, Vec<String>, Vec<Option<String>>) = (
-                    c.files.iter().map(|f| f.0.clone()).collect(),
-                    c.files.iter().map(|f| f.1.clone()).collect(),
-                    c.files.iter().map(|f| f.2.clone()).collect(),
-                );
-                sqlx::query(
-                    "INSERT INTO commit_files(repo, sha, path, status, old_path)
-                     SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[])",
-                )
-                .bind(repo)
-                .bind(&c.sha)
-                .bind(&p)
-                .bind(&s)
-                .bind(&o)
-                .execute(&mut *tx)
-                .await?;
             }
             postings.insert(&mut tx).await?;
             bump(&mut tx, repo).await?;

@@ -294,11 +294,13 @@ impl IndexStore for PgStore {
             self.writing()?;
             return Ok(());
         }
+        self.written += batch.chunk_count();
         self.write(move |pool, repo| async move { write_batch(&pool, repo, batch).await })
     }
 
     fn finish(&mut self) -> Result<()> {
-        self.write(|pool, repo| async move {
+        let written = self.written;
+        self.write(move |pool, repo| async move {
             let mut tx = pool.begin().await?;
             sqlx::query(
                 "DELETE FROM blobs b WHERE b.repo = $1
@@ -310,16 +312,38 @@ impl IndexStore for PgStore {
             bump(&mut tx, repo).await?;
             tx.commit().await?;
             // fresh statistics for the planner: a repository just indexed
-            // is otherwise planned as if empty until autovacuum comes by
-            // (a first eval ran 2.3× slower). Best effort: it needs the
-            // tables' owner.
-            let _ = sqlx::query(
-                "ANALYZE lex_terms, lex_df, lex_lens, lex_files, chunks, symbols, files",
-            )
-            .execute(&pool)
-            .await;
+            // into a database that held little is otherwise planned as if
+            // the tables were empty until autovacuum comes by (a first eval
+            // ran 2.3× slower). Among many repositories one more changes
+            // the statistics by little, and ANALYZE reads a sample of every
+            // table (a second or more), so it runs only when this writer's
+            // chunks are more than a tenth of what the last one counted,
+            // autovacuum's own rule. Best effort: it needs the tables' owner.
+            if needs_analyze(&pool, written).await {
+                let _ = sqlx::query(
+                    "ANALYZE lex_terms, lex_df, lex_lens, lex_files, chunks, symbols, files",
+                )
+                .execute(&pool)
+                .await;
+            }
             Ok(())
         })
+    }
+}
+
+/// Are `written` chunks enough to change the planner's statistics: more
+/// than a tenth of the rows the last ANALYZE of `chunks` counted, or has
+/// it never run?
+async fn needs_analyze(pool: &PgPool, written: u64) -> bool {
+    let counted: Option<f32> =
+        sqlx::query_scalar("SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass")
+            .fetch_optional(pool)
+            .await
+            .ok()
+            .flatten();
+    match counted {
+        Some(n) if n >= 0.0 => written as f64 * 10.0 > n as f64,
+        _ => true,
     }
 }
 

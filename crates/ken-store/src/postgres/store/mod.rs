@@ -29,6 +29,9 @@ pub struct PgStore {
     repo: Option<i64>,
     /// The writer lease: the connection holding the advisory lock.
     lease: Option<PgConnection>,
+    /// Chunks this writer wrote: whether the planner's statistics need a
+    /// fresh look when it finishes.
+    written: u64,
 }
 
 impl Drop for PgStore {
@@ -60,6 +63,7 @@ impl PgStore {
             key,
             repo,
             lease: None,
+            written: 0,
         }
     }
 
@@ -97,6 +101,7 @@ impl PgStore {
             key,
             repo: Some(id),
             lease: Some(conn),
+            written: 0,
         })
     }
 
