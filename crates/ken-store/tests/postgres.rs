@@ -96,6 +96,10 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
             "ALTER TABLE commits DROP COLUMN doc",
             "ALTER TABLE commits ADD COLUMN search tsvector NOT NULL DEFAULT ''",
             "CREATE INDEX commits_search ON commits USING gin (search)",
+            // migration 13's indexes, back to schema 8's
+            "DROP INDEX lex_terms_files_docs",
+            "DROP INDEX lex_files_by_doc",
+            "CREATE INDEX lex_terms_files_by_term ON lex_terms (term) INCLUDE (repo, field, doc, tf, len) WHERE files",
             "DELETE FROM ken_schema WHERE version >= 9",
         ],
     );
@@ -298,6 +302,10 @@ fn bm25_statistics_follow_deletes_exactly() {
             // migration 12's index, back to schema 9's
             "DROP INDEX commit_terms_message_docs",
             "CREATE INDEX commit_terms_messages ON commit_terms (term) INCLUDE (repo, doc, tf, len) WHERE field = 0",
+            // and migration 13's
+            "DROP INDEX lex_terms_files_docs",
+            "DROP INDEX lex_files_by_doc",
+            "CREATE INDEX lex_terms_files_by_term ON lex_terms (term) INCLUDE (repo, field, doc, tf, len) WHERE files",
             "DELETE FROM ken_schema WHERE version >= 10",
         ],
     );

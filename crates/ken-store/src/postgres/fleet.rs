@@ -10,8 +10,8 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::Pg;
-use super::lexical::{self, weigh, weighted_terms};
-use super::maxscore::ONE_PASS;
+use super::lexical;
+use super::maxscore::{self, COMMIT_MESSAGES, ONE_PASS, WHOLE_FILES};
 use super::store::pg_text;
 use crate::fleet::{Fleet, FleetCommit, FleetDoc, FleetHit, FleetUpdate, Reflected};
 use crate::{LexicalQuery, Result};
@@ -77,34 +77,30 @@ impl Fleet for PgFleet {
     }
 
     fn search(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
-        let terms = weighted_terms(q);
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
-        let field_weights = lexical::weights(q.weights);
         let languages: Vec<String> = q.languages.iter().map(|l| l.name().to_string()).collect();
         let limit = q.limit.max(1) as i64;
+        let q = q.clone();
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
-            // the files' postings of every repository, with the statistics
-            // of all of them: one scale (read first, see `lexical::Weighed`)
-            let df: Vec<(i16, String, f64)> = sqlx::query_as(
-                "SELECT field, term, sum(df)::float8 FROM lex_df
-                 WHERE files AND term = ANY($1::text[]) GROUP BY field, term",
-            )
-            .bind(&names)
-            .fetch_all(&pool)
-            .await?;
-            let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
-                "SELECT field, sum(n)::float8, sum(total)::float8 FROM lex_stats
-                 WHERE files GROUP BY field",
-            )
-            .fetch_all(&pool)
-            .await?;
-            let k = weigh(&terms, &field_weights, &df, &stats);
-            if k.terms.is_empty() {
+            let Some((k, df)) = maxscore::weigh_files(&pool, &q).await? else {
                 return Ok(Vec::new());
+            };
+            if languages.is_empty() {
+                // the common words' postings skipped where they cannot
+                // change the best `limit` (maxscore.rs)
+                let (best, _) = maxscore::best(&pool, &WHOLE_FILES, &k, &df, limit, ONE_PASS).await?;
+                let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
+                let rows = sqlx::query(
+                    "SELECT f.repo, f.path, b.score
+                     FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
+                     JOIN lex_files f ON f.doc = b.doc
+                     ORDER BY b.score DESC, f.repo, f.path",
+                )
+                .bind(&docs)
+                .bind(&scores)
+                .fetch_all(&pool)
+                .await?;
+                return hits(&pool, &rows).await;
             }
             let rows = sqlx::query(
                 "WITH s AS (
@@ -118,7 +114,7 @@ impl Fleet for PgFleet {
                      GROUP BY t.repo, t.doc)
                  SELECT s.repo, f.path, s.score FROM s
                  JOIN lex_files f ON f.repo = s.repo AND f.doc = s.doc
-                 WHERE cardinality($9::text[]) = 0 OR f.language = ANY($9)
+                 WHERE f.language = ANY($9)
                  ORDER BY s.score DESC, s.repo, f.path LIMIT $10",
             )
             .bind(&k.terms)
@@ -143,11 +139,12 @@ impl Fleet for PgFleet {
         let q = q.clone();
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
-            let Some((k, df)) = super::maxscore::weigh_commits(&pool, &q).await? else {
+            let Some((k, df)) = maxscore::weigh_commits(&pool, &q).await? else {
                 return Ok(Vec::new());
             };
             let limit = q.limit.max(1) as i64;
-            let (best, _) = super::maxscore::best_commits(&pool, &k, &df, limit, ONE_PASS).await?;
+            let (best, _) =
+                maxscore::best(&pool, &COMMIT_MESSAGES, &k, &df, limit, ONE_PASS).await?;
             let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
             let rows = sqlx::query(
                 "SELECT c.repo, c.sha, b.score

@@ -1,14 +1,17 @@
-//! The best commit messages of every repository for a question, exactly
-//! as one pass over every posting ranks them, without reading every
-//! posting of its common words (MaxScore, in two SQL statements).
+//! The best documents of every repository for a question, exactly as one
+//! pass over every posting ranks them, without reading every posting of
+//! its common words (MaxScore, in two SQL statements). The collection's
+//! two searches use it: commit messages (`commit_terms`) and whole files
+//! (`lex_terms` where `files`), each through a [`Postings`].
 //!
 //! A posting scores `w · tf / (tf + K1_FLAT + per_len · len)`, which is
-//! below `w`: a term can add at most its weight to a document. So once
-//! some `limit` documents are known to score at least θ, a document that
-//! holds only terms whose weights sum below θ cannot be among the best,
-//! and those terms' postings need not be read, except to finish the score
-//! of a document found through another term (an index probe by term and
-//! document, `commit_terms_message_docs`, migration 12).
+//! below `w`: a term can add at most its weights (one per field it may be
+//! found in) to a document. So once some `limit` documents are known to
+//! score at least θ, a document that holds only terms whose weights sum
+//! below θ cannot be among the best, and those terms' postings need not be
+//! read, except to finish the score of a document found through another
+//! term (an index probe by term and document: `commit_terms_message_docs`,
+//! migration 12, and `lex_terms_files_docs`, migration 13).
 //!
 //! 1. **A bound.** The rarest terms, just enough of them to hold `limit`
 //!    documents, are scored; their best `limit` documents get their whole
@@ -25,12 +28,102 @@
 
 use std::collections::HashMap;
 
-use super::lexical::{K1_FLAT, Weighed, weigh, weighted_terms};
+use super::lexical::{self, K1_FLAT, Weighed, weigh, weighted_terms};
 use crate::{LexicalQuery, Result};
 
 /// Questions whose terms have fewer postings than this are scored in one
 /// pass: two statements would cost more than they skip.
 pub(crate) const ONE_PASS: f64 = 20_000.0;
+
+/// A table of postings the collection searches: `t`'s rows that count,
+/// each a (term, doc, field, tf, len) of a document numbered across every
+/// repository.
+pub(crate) struct Postings {
+    /// The table, as `t`.
+    table: &'static str,
+    /// The rows that count, written as the predicate of the partial index
+    /// that serves them (by term, and by term and document).
+    rows: &'static str,
+}
+
+/// Commit messages: field 0 of `commit_terms`.
+pub(crate) const COMMIT_MESSAGES: Postings = Postings {
+    table: "commit_terms t",
+    rows: "t.field = 0",
+};
+
+/// Whole files: `lex_terms` where `files`, in the fields that count (`$13`).
+pub(crate) const WHOLE_FILES: Postings = Postings {
+    table: "lex_terms t",
+    rows: "t.files AND t.field = ANY($13::int2[])",
+};
+
+/// What a posting of `t` adds for a term of `k` (weights `w0`–`w3` by
+/// field): `$11` is `K1_FLAT`, `$12` each field's `per_len`.
+const SCORE: &str =
+    "(CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
+     * t.tf / (t.tf + $11 + ($12::float8[])[t.field + 1] * t.len)";
+
+impl Postings {
+    /// Each document's score over the heavy terms (`$1`, weights
+    /// `$2`–`$5`), rounded to float4 when `float4` (as the final scores are).
+    fn partial(&self, float4: bool) -> String {
+        let cast = if float4 { "::float4" } else { "" };
+        format!(
+            "SELECT t.doc, sum({SCORE}){cast} AS part
+             FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[], $5::float8[])
+                  AS k(term, w0, w1, w2, w3)
+             JOIN {table} ON t.term = k.term AND {rows}
+             GROUP BY t.doc",
+            table = self.table,
+            rows = self.rows
+        )
+    }
+
+    /// What the light terms (`$6`, weights `$7`–`$10`) add to document
+    /// `doc`, looked up by term and document.
+    fn light_part(&self, doc: &str) -> String {
+        format!(
+            "coalesce((SELECT sum({SCORE})
+             FROM unnest($6::text[], $7::float8[], $8::float8[], $9::float8[], $10::float8[])
+                  AS k(term, w0, w1, w2, w3)
+             JOIN {table} ON t.term = k.term AND {rows} AND t.doc = {doc}), 0)",
+            table = self.table,
+            rows = self.rows
+        )
+    }
+
+    /// The best `$14` documents of the heavy terms, scored whole.
+    fn bound_sql(&self) -> String {
+        format!(
+            "WITH p AS ({partial} ORDER BY part DESC, t.doc LIMIT $14)
+             SELECT p.doc, p.part + {light} FROM p",
+            partial = self.partial(false),
+            light = self.light_part("p.doc")
+        )
+    }
+
+    /// The heavy terms' documents that may still reach θ (`$16`, with the
+    /// skipped weights `$15`), scored whole: the best `$14`.
+    fn pass_sql(&self) -> String {
+        format!(
+            "WITH p AS ({partial}),
+             c AS (SELECT doc, part FROM p WHERE part + $15 >= $16),
+             s AS (SELECT c.doc, c.part + {light} AS score FROM c)
+             SELECT doc, score::float4 FROM s ORDER BY score::float4 DESC, doc LIMIT $14",
+            partial = self.partial(false),
+            light = self.light_part("c.doc")
+        )
+    }
+
+    /// Every posting of every term (all heavy), scored in one pass.
+    fn one_pass_sql(&self) -> String {
+        format!(
+            "{partial} ORDER BY part DESC, t.doc LIMIT $14",
+            partial = self.partial(true)
+        )
+    }
+}
 
 /// `q`'s terms weighed over every repository's commit messages (the
 /// summed `commit_df` and `commit_stats`), with each term's document
@@ -61,8 +154,51 @@ pub(crate) async fn weigh_commits(
     if k.terms.is_empty() {
         return Ok(None);
     }
-    let df = df.into_iter().map(|(_, t, n)| (t, n)).collect();
-    Ok(Some((k, df)))
+    Ok(Some((k, documents(&df))))
+}
+
+/// `q`'s terms weighed over every repository's whole files (the summed
+/// `lex_df` and `lex_stats` of files), with each term's document frequency;
+/// None when no term is in any file. The frequencies are read first, see
+/// `lexical::Weighed`.
+pub(crate) async fn weigh_files(
+    pool: &sqlx::PgPool,
+    q: &LexicalQuery,
+) -> Result<Option<(Weighed, HashMap<String, f64>)>> {
+    let terms = weighted_terms(q);
+    if terms.is_empty() {
+        return Ok(None);
+    }
+    let words: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
+    let df: Vec<(i16, String, f64)> = sqlx::query_as(
+        "SELECT field, term, sum(df)::float8 FROM lex_df
+         WHERE files AND term = ANY($1::text[]) GROUP BY field, term",
+    )
+    .bind(&words)
+    .fetch_all(pool)
+    .await?;
+    let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
+        "SELECT field, sum(n)::float8, sum(total)::float8 FROM lex_stats
+         WHERE files GROUP BY field",
+    )
+    .fetch_all(pool)
+    .await?;
+    let k = weigh(&terms, &lexical::weights(q.weights), &df, &stats);
+    if k.terms.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((k, documents(&df))))
+}
+
+/// Each term's documents: the most of any field's (a document may hold a
+/// term in several fields, so the sum would count it twice).
+pub(crate) fn documents(df: &[(i16, String, f64)]) -> HashMap<String, f64> {
+    let mut out: HashMap<String, f64> = HashMap::new();
+    for (_, term, n) in df {
+        let e = out.entry(term.clone()).or_default();
+        *e = e.max(*n);
+    }
+    out
 }
 
 /// What a skipped document stays below θ by, relatively: more than a
@@ -70,13 +206,18 @@ pub(crate) async fn weigh_commits(
 /// once scores are rounded to float4 (as one pass ranks them).
 const MARGIN: f64 = 1e-6;
 
+/// The most term `i` can add to a document: its weights in every field.
+fn upper(k: &Weighed, i: usize) -> f64 {
+    k.w.iter().map(|col| col[i]).sum()
+}
+
 /// The order in which terms are taken: heaviest (rarest) first.
 fn by_weight(k: &Weighed, df: &HashMap<String, f64>) -> Vec<usize> {
     let mut order: Vec<usize> = (0..k.terms.len()).collect();
     let df_of = |i: usize| df.get(&k.terms[i]).copied().unwrap_or(0.0);
     order.sort_by(|&a, &b| {
-        k.w[0][b]
-            .total_cmp(&k.w[0][a])
+        upper(k, b)
+            .total_cmp(&upper(k, a))
             .then(df_of(a).total_cmp(&df_of(b)))
             .then(a.cmp(&b))
     });
@@ -103,76 +244,56 @@ fn heavy_terms(order: &[usize], k: &Weighed, theta: f64) -> (usize, f64) {
     let mut rest = 0.0;
     let mut cut = order.len();
     for (n, &i) in order.iter().enumerate().rev() {
-        if rest + k.w[0][i] >= room {
+        if rest + upper(k, i) >= room {
             break;
         }
-        rest += k.w[0][i];
+        rest += upper(k, i);
         cut = n;
     }
     (cut, if cut == order.len() { 0.0 } else { rest })
 }
 
-fn split(order: &[usize], k: &Weighed, at: usize) -> [(Vec<String>, Vec<f64>); 2] {
-    let part = |idx: &[usize]| {
+/// Terms and their weights by field (four columns, 0 past `k`'s fields).
+type Part = (Vec<String>, [Vec<f64>; 4]);
+
+fn split(order: &[usize], k: &Weighed, at: usize) -> [Part; 2] {
+    let part = |idx: &[usize]| -> Part {
+        let column = |f: usize| {
+            idx.iter()
+                .map(|&i| k.w.get(f).map_or(0.0, |col| col[i]))
+                .collect()
+        };
         (
             idx.iter().map(|&i| k.terms[i].clone()).collect(),
-            idx.iter().map(|&i| k.w[0][i]).collect(),
+            [column(0), column(1), column(2), column(3)],
         )
     };
     [part(&order[..at]), part(&order[at..])]
 }
 
-/// Each document's score over the heavy terms (`$1`, weights `$2`).
-macro_rules! partial {
-    () => {
-        "SELECT t.doc, sum(k.w * t.tf / (t.tf + $3 + $4 * t.len)) AS part
-         FROM unnest($1::text[], $2::float8[]) AS k(term, w)
-         JOIN commit_terms t ON t.term = k.term AND t.field = 0
-         GROUP BY t.doc"
-    };
-}
-
-/// What the light terms (`$5`, weights `$6`) add to document `$doc`,
-/// looked up by term and document.
-macro_rules! light_part {
-    ($doc:literal) => {
-        concat!(
-            "coalesce((SELECT sum(r.w * t.tf / (t.tf + $3 + $4 * t.len))
-             FROM unnest($5::text[], $6::float8[]) AS r(term, w)
-             JOIN commit_terms t ON t.term = r.term AND t.field = 0 AND t.doc = ",
-            $doc,
-            "), 0)"
-        )
-    };
-}
-
-/// The `limit` best commit documents for the weighed terms: (doc, score),
-/// best first, ties by document; the same as one pass over every posting.
+/// The `limit` best documents for the weighed terms: (doc, score), best
+/// first, ties by document; the same as one pass over every posting.
 /// Terms with fewer than `one_pass_below` postings in all are scored in one
 /// pass. Also returns how many terms' postings the pass skipped.
-pub(crate) async fn best_commits(
+pub(crate) async fn best(
     pool: &sqlx::PgPool,
+    postings: &Postings,
     k: &Weighed,
     df: &HashMap<String, f64>,
     limit: i64,
     one_pass_below: f64,
 ) -> Result<(Vec<(i64, f32)>, usize)> {
-    let postings: f64 = k.terms.iter().filter_map(|t| df.get(t)).sum();
     let order = by_weight(k, df);
+    let all = split(&order, k, order.len());
+    let read: f64 = k.terms.iter().filter_map(|t| df.get(t)).sum();
     let first = bound_terms(&order, k, df, limit);
-    if postings < one_pass_below || first == order.len() {
-        return Ok((one_pass(pool, k, limit).await?, 0));
+    if read < one_pass_below || first == order.len() {
+        let rows = scored(pool, &postings.one_pass_sql(), &all, k, limit, None).await?;
+        return Ok((rows, 0));
     }
     let bound: Vec<(i64, f64)> = scored(
         pool,
-        // the best `limit` documents of the heavy terms, scored whole
-        concat!(
-            "WITH p AS (",
-            partial!(),
-            " ORDER BY part DESC, t.doc LIMIT $7) SELECT p.doc, p.part + ",
-            light_part!("p.doc"),
-            " FROM p"
-        ),
+        &postings.bound_sql(),
         &split(&order, k, first),
         k,
         limit,
@@ -186,20 +307,12 @@ pub(crate) async fn best_commits(
     };
     let (cut, rest) = heavy_terms(&order, k, theta);
     if cut == order.len() {
-        return Ok((one_pass(pool, k, limit).await?, 0));
+        let rows = scored(pool, &postings.one_pass_sql(), &all, k, limit, None).await?;
+        return Ok((rows, 0));
     }
     let rows: Vec<(i64, f32)> = scored(
         pool,
-        // the heavy terms' documents that may still reach θ, scored whole
-        concat!(
-            "WITH p AS (",
-            partial!(),
-            "), c AS (SELECT doc, part FROM p WHERE part + $8 >= $9),",
-            " s AS (SELECT c.doc, c.part + ",
-            light_part!("c.doc"),
-            " AS score FROM c)",
-            " SELECT doc, score::float4 FROM s ORDER BY score::float4 DESC, doc LIMIT $7"
-        ),
+        &postings.pass_sql(),
         &split(&order, k, cut),
         k,
         limit,
@@ -209,13 +322,15 @@ pub(crate) async fn best_commits(
     Ok((rows, order.len() - cut))
 }
 
-/// Run one of the two statements: `$1`–`$6` the split's heavy and light
-/// terms with their weights and BM25's constants, `$7` the limit, and
-/// `$8`, `$9` the skipped weights and θ when given.
+/// Run one of the statements: `$1`–`$10` the split's heavy and light terms
+/// with their weights by field, `$11`–`$13` BM25's constants and the
+/// fields that count, `$14` the limit, and `$15`, `$16` the skipped weights
+/// and θ (0 when not given). Every statement is bound alike; each reads
+/// what it needs.
 async fn scored<O>(
     pool: &sqlx::PgPool,
-    sql: &'static str,
-    [(heavy, hw), (light, lw)]: &[(Vec<String>, Vec<f64>); 2],
+    sql: &str,
+    [(heavy, hw), (light, lw)]: &[Part; 2],
     k: &Weighed,
     limit: i64,
     bound: Option<(f64, f64)>,
@@ -223,35 +338,39 @@ async fn scored<O>(
 where
     O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
 {
-    let mut q = sqlx::query_as::<_, O>(sql)
+    let (rest, theta) = bound.unwrap_or((0.0, 0.0));
+    Ok(sqlx::query_as::<_, O>(sqlx::AssertSqlSafe(sql.to_string()))
         .bind(heavy)
-        .bind(hw)
-        .bind(K1_FLAT)
-        .bind(k.per_len[0])
+        .bind(&hw[0])
+        .bind(&hw[1])
+        .bind(&hw[2])
+        .bind(&hw[3])
         .bind(light)
-        .bind(lw)
-        .bind(limit);
-    if let Some((rest, theta)) = bound {
-        q = q.bind(rest).bind(theta);
-    }
-    Ok(q.fetch_all(pool).await?)
+        .bind(&lw[0])
+        .bind(&lw[1])
+        .bind(&lw[2])
+        .bind(&lw[3])
+        .bind(K1_FLAT)
+        .bind(&k.per_len)
+        .bind(&k.live)
+        .bind(limit)
+        .bind(rest)
+        .bind(theta)
+        .fetch_all(pool)
+        .await?)
 }
 
 /// Every posting of every term, scored in one pass.
-async fn one_pass(pool: &sqlx::PgPool, k: &Weighed, limit: i64) -> Result<Vec<(i64, f32)>> {
-    Ok(sqlx::query_as(
-        "SELECT t.doc, sum(k.w * t.tf / (t.tf + $3 + $4 * t.len))::float4 AS score
-         FROM unnest($1::text[], $2::float8[]) AS k(term, w)
-         JOIN commit_terms t ON t.term = k.term AND t.field = 0
-         GROUP BY t.doc ORDER BY score DESC, t.doc LIMIT $5",
-    )
-    .bind(&k.terms)
-    .bind(&k.w[0])
-    .bind(K1_FLAT)
-    .bind(k.per_len[0])
-    .bind(limit)
-    .fetch_all(pool)
-    .await?)
+#[cfg(test)]
+async fn one_pass(
+    pool: &sqlx::PgPool,
+    postings: &Postings,
+    k: &Weighed,
+    limit: i64,
+) -> Result<Vec<(i64, f32)>> {
+    let order: Vec<usize> = (0..k.terms.len()).collect();
+    let all = split(&order, k, order.len());
+    scored(pool, &postings.one_pass_sql(), &all, k, limit, None).await
 }
 
 #[cfg(test)]
@@ -287,14 +406,39 @@ mod tests {
         // no bound: everything is read
         assert_eq!(heavy_terms(&order, &k, 0.0), (4, 0.0));
         let [(heavy, hw), (light, lw)] = split(&order, &k, 2);
+        assert_eq!(heavy, ["t1", "t3"]);
         assert_eq!(
-            (heavy, hw),
-            (vec!["t1".into(), "t3".into()], vec![8.0, 5.0])
+            hw,
+            [vec![8.0, 5.0], vec![0.0; 2], vec![0.0; 2], vec![0.0; 2]]
         );
-        assert_eq!(
-            (light, lw),
-            (vec!["t2".into(), "t0".into()], vec![2.0, 1.0])
-        );
+        assert_eq!(light, ["t2", "t0"]);
+        assert_eq!(lw[0], [2.0, 1.0]);
+    }
+
+    #[test]
+    fn a_term_found_in_several_fields_may_add_each_field_s_weight() {
+        // t0 weighs 3 in the body and 4 in paths: it may add 7
+        let k = Weighed {
+            terms: vec!["t0".into(), "t1".into()],
+            w: vec![
+                vec![3.0, 5.0],
+                vec![0.0, 0.0],
+                vec![4.0, 0.0],
+                vec![0.0, 1.0],
+            ],
+            per_len: vec![0.1; 4],
+            live: vec![0, 2, 3],
+        };
+        let df: HashMap<String, f64> = documents(&[
+            (0, "t0".into(), 40.0),
+            (2, "t0".into(), 70.0),
+            (0, "t1".into(), 90.0),
+        ]);
+        assert_eq!(df["t0"], 70.0, "the most of any field, not the sum");
+        assert_eq!(by_weight(&k, &df), [0, 1]);
+        // θ 6.5: t1 (6) may be skipped; θ 6: it may not
+        assert_eq!(heavy_terms(&[0, 1], &k, 6.5), (1, 6.0));
+        assert_eq!(heavy_terms(&[0, 1], &k, 6.0), (2, 0.0));
     }
 
     /// Commit messages with words as common as a fleet's (`fix` in half of
@@ -392,8 +536,9 @@ mod tests {
                             ..Default::default()
                         };
                         let (k, df) = weigh_commits(&pool, &q).await?.unwrap();
-                        let whole = one_pass(&pool, &k, limit).await?;
-                        let (pruned, n) = best_commits(&pool, &k, &df, limit, 0.0).await?;
+                        let whole = one_pass(&pool, &COMMIT_MESSAGES, &k, limit).await?;
+                        let (pruned, n) =
+                            best(&pool, &COMMIT_MESSAGES, &k, &df, limit, 0.0).await?;
                         assert_eq!(pruned, whole, "{text:?}, the best {limit}");
                         assert_eq!(whole.len() as i64, limit, "{text:?}");
                         skipped += n;
@@ -405,5 +550,94 @@ mod tests {
             .unwrap();
         assert_eq!(compared, 14);
         assert!(skipped >= 7, "common words are skipped: {skipped}");
+    }
+
+    /// Python files whose paths, function names, docstrings and bodies take
+    /// their words from `messages`: every field holds common and rare words.
+    fn files(n: usize, seed: u64) -> Vec<crate::FileUpdate> {
+        let texts = messages(3 * n, seed);
+        (0..n)
+            .map(|i| {
+                let word = |j: usize, at: usize| {
+                    texts[3 * i + j]
+                        .split(' ')
+                        .nth(at)
+                        .unwrap_or("misc")
+                        .to_string()
+                };
+                let path = format!("pkg/{}_{i}.py", word(0, 0));
+                let text = format!(
+                    "def {}_{}_{i}():\n    \"\"\"{}\"\"\"\n    return \"{}\"\n",
+                    word(1, 0),
+                    word(2, 1),
+                    texts[3 * i + 1],
+                    // words repeated: a posting's score comes near its weight
+                    texts[3 * i + 2]
+                        .split(' ')
+                        .map(|w| format!("{w} ").repeat(1 + (i * 7 + w.len()) % 12))
+                        .collect::<String>()
+                );
+                let syntax =
+                    ken_syntax::parse_file(&path, &text, &ken_syntax::ChunkOptions::default());
+                crate::FileUpdate {
+                    path: path.clone(),
+                    id: format!("blob-{seed}-{i}"),
+                    language: ken_core::Language::from_path(&path),
+                    size: text.len() as u64,
+                    content: crate::FileContent::Indexed { text, syntax },
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn skipping_common_words_in_files_ranks_as_one_pass_does() {
+        let db = super::super::test_db::Db::new();
+        let p = crate::PgProvider::connect(&db.url()).unwrap();
+        for (name, seed) in [("acme/web", 5u64), ("acme/api", 13)] {
+            let mut w = crate::StoreProvider::open_for_writing(&p, name).unwrap();
+            w.write_batch(crate::Batch {
+                upserts: files(800, seed),
+                deletes: Vec::new(),
+            })
+            .unwrap();
+            w.finish().unwrap();
+        }
+        let questions = [
+            "fix the teardown callback error",
+            "fix test error",
+            "add a plugin for redirect cookies",
+            "session cookie redirect request fix",
+            "zeroconf test fix add",
+            "test error request session plugin fix add",
+        ];
+        let pool = p.pg.pool.clone();
+        let (skipped, compared) =
+            p.pg.run(async move {
+                let mut skipped = 0;
+                let mut compared = 0;
+                for text in questions {
+                    for limit in [5i64, 100] {
+                        let q = LexicalQuery {
+                            text: text.into(),
+                            limit: limit as usize,
+                            ..Default::default()
+                        };
+                        let (k, df) = weigh_files(&pool, &q).await?.unwrap();
+                        assert!(k.live.len() > 1, "several fields count");
+                        let whole = one_pass(&pool, &WHOLE_FILES, &k, limit).await?;
+                        let (pruned, n) = best(&pool, &WHOLE_FILES, &k, &df, limit, 0.0).await?;
+
+                        assert_eq!(pruned, whole, "{text:?}, the best {limit}");
+                        assert_eq!(whole.len() as i64, limit, "{text:?}");
+                        skipped += n;
+                        compared += 1;
+                    }
+                }
+                Ok((skipped, compared))
+            })
+            .unwrap();
+        assert_eq!(compared, 12);
+        assert!(skipped >= 6, "common words are skipped: {skipped}");
     }
 }

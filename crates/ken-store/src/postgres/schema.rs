@@ -20,7 +20,21 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (10, V10),
     (11, V11),
     (12, V12),
+    (13, V13),
 ];
+
+/// The whole files' postings by term and document
+/// (`lex_terms_files_docs`), replacing those by term alone, as V12 did for
+/// commit messages: the collection's file search skips a common word's
+/// postings and looks up only the documents it needs them for
+/// (postgres/maxscore.rs). A file's document number is unique across
+/// repositories (one sequence), so the best documents are named by it
+/// (`lex_files_by_doc`).
+const V13: &str = r#"
+CREATE INDEX lex_terms_files_docs ON lex_terms (term, doc) INCLUDE (repo, field, tf, len) WHERE files;
+DROP INDEX lex_terms_files_by_term;
+CREATE INDEX lex_files_by_doc ON lex_files (doc);
+"#;
 
 /// The commit messages' postings by term and document
 /// (`commit_terms_message_docs`), replacing those by term alone: the
