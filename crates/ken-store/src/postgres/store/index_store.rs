@@ -2,7 +2,7 @@
 //! (chunk ids reserved from the repository's counter, old rows of every
 //! path replaced), state, files and the lexical indexes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use ken_core::Language;
 use sqlx::{PgPool, Postgres, Row, Transaction};
@@ -586,18 +586,32 @@ impl BatchRows {
         .execute(&mut **tx)
         .await?;
         self.postings.insert(tx, repo, false).await?;
+        // every file's document number in one statement
+        let docs: HashMap<String, i64> = sqlx::query(
+            "INSERT INTO lex_files(repo, path, language)
+             SELECT $1, * FROM unnest($2::text[], $3::text[]) RETURNING path, doc",
+        )
+        .bind(repo)
+        .bind(
+            self.lex_files
+                .iter()
+                .map(|f| f.0.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            self.lex_files
+                .iter()
+                .map(|f| f.1.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
         let mut file_postings = Postings::default();
-        for (path, language, text, names) in &self.lex_files {
-            let doc: i64 = sqlx::query(
-                "INSERT INTO lex_files(repo, path, language) VALUES ($1, $2, $3) RETURNING doc",
-            )
-            .bind(repo)
-            .bind(path)
-            .bind(language)
-            .fetch_one(&mut **tx)
-            .await?
-            .get(0);
-            file_postings.add(doc, [text, names, path, ""]);
+        for (path, _, text, names) in &self.lex_files {
+            file_postings.add(docs[path], [text, names, path, ""]);
         }
         file_postings.insert(tx, repo, true).await?;
         Ok(())
