@@ -44,25 +44,26 @@ pub(crate) struct Postings {
     /// The rows that count, written as the predicate of the partial index
     /// that serves them (by term, and by term and document).
     rows: &'static str,
+    /// What a posting of `t` adds for a term of `k` (weights `w0`–`w3` by
+    /// field): `$11` is `K1_FLAT`, `$12` each field's `per_len`. It reads
+    /// only the columns the index holds, so the index alone answers.
+    score: &'static str,
 }
 
 /// Commit messages: field 0 of `commit_terms`.
 pub(crate) const COMMIT_MESSAGES: Postings = Postings {
     table: "commit_terms t",
     rows: "t.field = 0",
+    score: "k.w0 * t.tf / (t.tf + $11 + ($12::float8[])[1] * t.len)",
 };
 
 /// Whole files: `lex_terms` where `files`, in the fields that count (`$13`).
 pub(crate) const WHOLE_FILES: Postings = Postings {
     table: "lex_terms t",
     rows: "t.files AND t.field = ANY($13::int2[])",
+    score: "(CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
+            * t.tf / (t.tf + $11 + ($12::float8[])[t.field + 1] * t.len)",
 };
-
-/// What a posting of `t` adds for a term of `k` (weights `w0`–`w3` by
-/// field): `$11` is `K1_FLAT`, `$12` each field's `per_len`.
-const SCORE: &str =
-    "(CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
-     * t.tf / (t.tf + $11 + ($12::float8[])[t.field + 1] * t.len)";
 
 impl Postings {
     /// Each document's score over the heavy terms (`$1`, weights
@@ -70,11 +71,12 @@ impl Postings {
     fn partial(&self, float4: bool) -> String {
         let cast = if float4 { "::float4" } else { "" };
         format!(
-            "SELECT t.doc, sum({SCORE}){cast} AS part
+            "SELECT t.doc, sum({score}){cast} AS part
              FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[], $5::float8[])
                   AS k(term, w0, w1, w2, w3)
              JOIN {table} ON t.term = k.term AND {rows}
              GROUP BY t.doc",
+            score = self.score,
             table = self.table,
             rows = self.rows
         )
@@ -84,10 +86,11 @@ impl Postings {
     /// `doc`, looked up by term and document.
     fn light_part(&self, doc: &str) -> String {
         format!(
-            "coalesce((SELECT sum({SCORE})
+            "coalesce((SELECT sum({score})
              FROM unnest($6::text[], $7::float8[], $8::float8[], $9::float8[], $10::float8[])
                   AS k(term, w0, w1, w2, w3)
              JOIN {table} ON t.term = k.term AND {rows} AND t.doc = {doc}), 0)",
+            score = self.score,
             table = self.table,
             rows = self.rows
         )
