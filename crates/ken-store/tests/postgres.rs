@@ -373,3 +373,28 @@ fn the_planner_statistics_are_refreshed_when_a_repository_is_a_large_share_of_th
     assert!(all > both && (all - both) * 10 < both, "{both} {all}");
     assert_eq!(counted(), both);
 }
+
+#[test]
+fn a_commit_with_a_nul_byte_is_stored_and_found() {
+    let db = Db::new();
+    let p = PgProvider::connect(&db.url()).unwrap();
+    let mut w = p.open_for_writing("acme/web").unwrap();
+    let commit = ken_store::CommitRecord {
+        sha: "a".repeat(40),
+        author_name: "Ada\0 Lovelace".into(),
+        author_email: "ada@example.com".into(),
+        author_time: 1,
+        committer_time: 1,
+        summary: "Fix the teardown\0 handler".into(),
+        message: "Fix the teardown\0 handler\n\nbody".into(),
+        parents: Vec::new(),
+        files: vec![("src/app\0.py".into(), "M".into(), None)],
+    };
+    assert_eq!(w.add_commits(&[commit]).unwrap(), 1);
+    let stored = w.commits(&["a".repeat(40)], true).unwrap();
+    let c = &stored[&"a".repeat(40)];
+    assert_eq!(c.author_name, "Ada\u{1a} Lovelace");
+    assert_eq!(c.files[0].0, "src/app\u{1a}.py");
+    let found = w.search_commits("teardown handler", 5).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+}

@@ -27,7 +27,25 @@ impl HistoryStore for PgStore {
     }
 
     fn add_commits(&mut self, commits: &[CommitRecord]) -> Result<usize> {
-        let commits = commits.to_vec();
+        let mut commits = commits.to_vec();
+        // git refuses a NUL in a message, other tools may not: kept as
+        // U+001A like a file's (`without_nul`), so one odd commit does not
+        // fail the history
+        for c in &mut commits {
+            for text in [
+                &mut c.author_name,
+                &mut c.author_email,
+                &mut c.summary,
+                &mut c.message,
+            ] {
+                without_nul(text);
+            }
+            for (path, status, old) in &mut c.files {
+                without_nul(path);
+                without_nul(status);
+                without_nul_opt(old);
+            }
+        }
         self.write(|pool, repo| async move {
             let mut tx = pool.begin().await?;
             let shas: Vec<String> = commits.iter().map(|c| c.sha.clone()).collect();
