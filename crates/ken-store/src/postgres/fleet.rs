@@ -44,6 +44,22 @@ async fn hits(pool: &sqlx::PgPool, rows: &[sqlx::postgres::PgRow]) -> Result<Vec
         .collect())
 }
 
+/// The best (document, score)s as hits: `sql` joins `$1` documents and
+/// `$2` scores to their (repository id, path or commit id, score).
+async fn named(
+    pool: &sqlx::PgPool,
+    best: Vec<(i64, f32)>,
+    sql: &'static str,
+) -> Result<Vec<FleetHit>> {
+    let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
+    let rows = sqlx::query(sql)
+        .bind(&docs)
+        .bind(&scores)
+        .fetch_all(pool)
+        .await?;
+    hits(pool, &rows).await
+}
+
 impl Fleet for PgFleet {
     fn reflected(&self) -> Result<BTreeMap<String, Reflected>> {
         let pool = self.pg.pool.clone();
@@ -82,25 +98,22 @@ impl Fleet for PgFleet {
         let q = q.clone();
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
-            let Some((k, df)) = maxscore::weigh_files(&pool, &q).await? else {
+            let Some((k, df)) = WHOLE_FILES.weigh(&pool, &q).await? else {
                 return Ok(Vec::new());
             };
             if languages.is_empty() {
                 // the common words' postings skipped where they cannot
                 // change the best `limit` (maxscore.rs)
                 let (best, _) = maxscore::best(&pool, &WHOLE_FILES, &k, &df, limit, ONE_PASS).await?;
-                let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
-                let rows = sqlx::query(
+                return named(
+                    &pool,
+                    best,
                     "SELECT f.repo, f.path, b.score
                      FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
                      JOIN lex_files f ON f.doc = b.doc
                      ORDER BY b.score DESC, f.repo, f.path",
                 )
-                .bind(&docs)
-                .bind(&scores)
-                .fetch_all(&pool)
-                .await?;
-                return hits(&pool, &rows).await;
+                .await;
             }
             let rows = sqlx::query(
                 "WITH s AS (
@@ -139,24 +152,21 @@ impl Fleet for PgFleet {
         let q = q.clone();
         let pool = self.pg.pool.clone();
         self.pg.run(async move {
-            let Some((k, df)) = maxscore::weigh_commits(&pool, &q).await? else {
+            let Some((k, df)) = COMMIT_MESSAGES.weigh(&pool, &q).await? else {
                 return Ok(Vec::new());
             };
             let limit = q.limit.max(1) as i64;
             let (best, _) =
                 maxscore::best(&pool, &COMMIT_MESSAGES, &k, &df, limit, ONE_PASS).await?;
-            let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
-            let rows = sqlx::query(
+            named(
+                &pool,
+                best,
                 "SELECT c.repo, c.sha, b.score
                  FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
                  JOIN commits c ON c.doc = b.doc
                  ORDER BY b.score DESC, c.repo, c.sha",
             )
-            .bind(&docs)
-            .bind(&scores)
-            .fetch_all(&pool)
-            .await?;
-            hits(&pool, &rows).await
+            .await
         })
     }
 

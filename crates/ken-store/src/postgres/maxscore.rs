@@ -48,6 +48,13 @@ pub(crate) struct Postings {
     /// field): `$11` is `K1_FLAT`, `$12` each field's `per_len`. It reads
     /// only the columns the index holds, so the index alone answers.
     score: &'static str,
+    /// Each (field, term)'s document frequency, summed over repositories,
+    /// for the terms `$1`.
+    df: &'static str,
+    /// Each field's (documents, total length), summed over repositories.
+    stats: &'static str,
+    /// The fields' weights for a question.
+    fields: fn(&LexicalQuery) -> Vec<f32>,
 }
 
 /// Commit messages: field 0 of `commit_terms`.
@@ -55,6 +62,11 @@ pub(crate) const COMMIT_MESSAGES: Postings = Postings {
     table: "commit_terms t",
     rows: "t.field = 0",
     score: "k.w0 * t.tf / (t.tf + $11 + ($12::float8[])[1] * t.len)",
+    df: "SELECT 0::int2, term, sum(df)::float8 FROM commit_df
+         WHERE field = 0 AND term = ANY($1::text[]) GROUP BY term",
+    stats: "SELECT 0::int2, coalesce(sum(n), 0)::float8, coalesce(sum(total), 0)::float8
+            FROM commit_stats",
+    fields: |_| vec![1.0],
 };
 
 /// Whole files: `lex_terms` where `files`, in the fields that count (`$13`).
@@ -63,9 +75,38 @@ pub(crate) const WHOLE_FILES: Postings = Postings {
     rows: "t.files AND t.field = ANY($13::int2[])",
     score: "(CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
             * t.tf / (t.tf + $11 + ($12::float8[])[t.field + 1] * t.len)",
+    df: "SELECT field, term, sum(df)::float8 FROM lex_df
+         WHERE files AND term = ANY($1::text[]) GROUP BY field, term",
+    stats: "SELECT field, sum(n)::float8, sum(total)::float8 FROM lex_stats
+            WHERE files GROUP BY field",
+    fields: |q| lexical::weights(q.weights).to_vec(),
 };
 
 impl Postings {
+    /// `q`'s terms weighed over every repository's postings (the summed
+    /// frequencies and statistics), with each term's document frequency;
+    /// None when no term is in any document. The frequencies are read
+    /// first, see `lexical::Weighed`.
+    pub(crate) async fn weigh(
+        &self,
+        pool: &sqlx::PgPool,
+        q: &LexicalQuery,
+    ) -> Result<Option<(Weighed, HashMap<String, f64>)>> {
+        let terms = weighted_terms(q);
+        if terms.is_empty() {
+            return Ok(None);
+        }
+        let words: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
+        let df: Vec<(i16, String, f64)> =
+            sqlx::query_as(self.df).bind(&words).fetch_all(pool).await?;
+        let stats: Vec<(i16, f64, f64)> = sqlx::query_as(self.stats).fetch_all(pool).await?;
+        let k = weigh(&terms, &(self.fields)(q), &df, &stats);
+        if k.terms.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some((k, documents(&df))))
+    }
+
     /// Each document's score over the heavy terms (`$1`, weights
     /// `$2`–`$5`), rounded to float4 when `float4` (as the final scores are).
     fn partial(&self, float4: bool) -> String {
@@ -128,74 +169,9 @@ impl Postings {
     }
 }
 
-/// `q`'s terms weighed over every repository's commit messages (the
-/// summed `commit_df` and `commit_stats`), with each term's document
-/// frequency; None when no term is in any message.
-pub(crate) async fn weigh_commits(
-    pool: &sqlx::PgPool,
-    q: &LexicalQuery,
-) -> Result<Option<(Weighed, HashMap<String, f64>)>> {
-    let terms = weighted_terms(q);
-    if terms.is_empty() {
-        return Ok(None);
-    }
-    let words: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
-    let df: Vec<(i16, String, f64)> = sqlx::query_as(
-        "SELECT 0::int2, term, sum(df)::float8 FROM commit_df
-         WHERE field = 0 AND term = ANY($1::text[]) GROUP BY term",
-    )
-    .bind(&words)
-    .fetch_all(pool)
-    .await?;
-    let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
-        "SELECT 0::int2, coalesce(sum(n), 0)::float8, coalesce(sum(total), 0)::float8
-         FROM commit_stats",
-    )
-    .fetch_all(pool)
-    .await?;
-    let k = weigh(&terms, &[1.0], &df, &stats);
-    if k.terms.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some((k, documents(&df))))
-}
-
-/// `q`'s terms weighed over every repository's whole files (the summed
-/// `lex_df` and `lex_stats` of files), with each term's document frequency;
-/// None when no term is in any file. The frequencies are read first, see
-/// `lexical::Weighed`.
-pub(crate) async fn weigh_files(
-    pool: &sqlx::PgPool,
-    q: &LexicalQuery,
-) -> Result<Option<(Weighed, HashMap<String, f64>)>> {
-    let terms = weighted_terms(q);
-    if terms.is_empty() {
-        return Ok(None);
-    }
-    let words: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
-    let df: Vec<(i16, String, f64)> = sqlx::query_as(
-        "SELECT field, term, sum(df)::float8 FROM lex_df
-         WHERE files AND term = ANY($1::text[]) GROUP BY field, term",
-    )
-    .bind(&words)
-    .fetch_all(pool)
-    .await?;
-    let stats: Vec<(i16, f64, f64)> = sqlx::query_as(
-        "SELECT field, sum(n)::float8, sum(total)::float8 FROM lex_stats
-         WHERE files GROUP BY field",
-    )
-    .fetch_all(pool)
-    .await?;
-    let k = weigh(&terms, &lexical::weights(q.weights), &df, &stats);
-    if k.terms.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some((k, documents(&df))))
-}
-
 /// Each term's documents: the most of any field's (a document may hold a
 /// term in several fields, so the sum would count it twice).
-pub(crate) fn documents(df: &[(i16, String, f64)]) -> HashMap<String, f64> {
+fn documents(df: &[(i16, String, f64)]) -> HashMap<String, f64> {
     let mut out: HashMap<String, f64> = HashMap::new();
     for (_, term, n) in df {
         let e = out.entry(term.clone()).or_default();
@@ -363,19 +339,6 @@ where
         .await?)
 }
 
-/// Every posting of every term, scored in one pass.
-#[cfg(test)]
-async fn one_pass(
-    pool: &sqlx::PgPool,
-    postings: &Postings,
-    k: &Weighed,
-    limit: i64,
-) -> Result<Vec<(i64, f32)>> {
-    let order: Vec<usize> = (0..k.terms.len()).collect();
-    let all = split(&order, k, order.len());
-    scored(pool, &postings.one_pass_sql(), &all, k, limit, None).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,6 +451,41 @@ mod tests {
             .collect()
     }
 
+    /// Each question's best 5 and 100 from `postings`, with common words
+    /// skipped (whatever the postings' count) and in one pass: the lists
+    /// must be identical and full. Returns how many terms were skipped in
+    /// all, and how many lists were compared.
+    fn same_as_one_pass(
+        p: &crate::PgProvider,
+        postings: &'static Postings,
+        questions: &[&str],
+    ) -> (usize, usize) {
+        let pool = p.pg.pool.clone();
+        let questions: Vec<String> = questions.iter().map(|q| q.to_string()).collect();
+        p.pg.run(async move {
+            let mut skipped = 0;
+            let mut compared = 0;
+            for text in questions {
+                for limit in [5i64, 100] {
+                    let q = LexicalQuery {
+                        text: text.clone(),
+                        limit: limit as usize,
+                        ..Default::default()
+                    };
+                    let (k, df) = postings.weigh(&pool, &q).await?.unwrap();
+                    let (whole, _) = best(&pool, postings, &k, &df, limit, f64::INFINITY).await?;
+                    let (pruned, n) = best(&pool, postings, &k, &df, limit, 0.0).await?;
+                    assert_eq!(pruned, whole, "{text:?}, the best {limit}");
+                    assert_eq!(whole.len() as i64, limit, "{text:?}");
+                    skipped += n;
+                    compared += 1;
+                }
+            }
+            Ok((skipped, compared))
+        })
+        .unwrap()
+    }
+
     #[test]
     fn skipping_common_words_ranks_as_one_pass_does() {
         let db = super::super::test_db::Db::new();
@@ -526,31 +524,7 @@ mod tests {
             "teardown teardown fix",
             "test error request session plugin fix add",
         ];
-        let pool = p.pg.pool.clone();
-        let (skipped, compared) =
-            p.pg.run(async move {
-                let mut skipped = 0;
-                let mut compared = 0;
-                for text in questions {
-                    for limit in [5i64, 100] {
-                        let q = LexicalQuery {
-                            text: text.into(),
-                            limit: limit as usize,
-                            ..Default::default()
-                        };
-                        let (k, df) = weigh_commits(&pool, &q).await?.unwrap();
-                        let whole = one_pass(&pool, &COMMIT_MESSAGES, &k, limit).await?;
-                        let (pruned, n) =
-                            best(&pool, &COMMIT_MESSAGES, &k, &df, limit, 0.0).await?;
-                        assert_eq!(pruned, whole, "{text:?}, the best {limit}");
-                        assert_eq!(whole.len() as i64, limit, "{text:?}");
-                        skipped += n;
-                        compared += 1;
-                    }
-                }
-                Ok((skipped, compared))
-            })
-            .unwrap();
+        let (skipped, compared) = same_as_one_pass(&p, &COMMIT_MESSAGES, &questions);
         assert_eq!(compared, 14);
         assert!(skipped >= 7, "common words are skipped: {skipped}");
     }
@@ -615,31 +589,16 @@ mod tests {
             "test error request session plugin fix add",
         ];
         let pool = p.pg.pool.clone();
-        let (skipped, compared) =
-            p.pg.run(async move {
-                let mut skipped = 0;
-                let mut compared = 0;
-                for text in questions {
-                    for limit in [5i64, 100] {
-                        let q = LexicalQuery {
-                            text: text.into(),
-                            limit: limit as usize,
-                            ..Default::default()
-                        };
-                        let (k, df) = weigh_files(&pool, &q).await?.unwrap();
-                        assert!(k.live.len() > 1, "several fields count");
-                        let whole = one_pass(&pool, &WHOLE_FILES, &k, limit).await?;
-                        let (pruned, n) = best(&pool, &WHOLE_FILES, &k, &df, limit, 0.0).await?;
-
-                        assert_eq!(pruned, whole, "{text:?}, the best {limit}");
-                        assert_eq!(whole.len() as i64, limit, "{text:?}");
-                        skipped += n;
-                        compared += 1;
-                    }
-                }
-                Ok((skipped, compared))
-            })
-            .unwrap();
+        let q = LexicalQuery {
+            text: questions[0].into(),
+            ..Default::default()
+        };
+        let (k, _) =
+            p.pg.run(async move { WHOLE_FILES.weigh(&pool, &q).await })
+                .unwrap()
+                .unwrap();
+        assert!(k.live.len() > 1, "several fields count");
+        let (skipped, compared) = same_as_one_pass(&p, &WHOLE_FILES, &questions);
         assert_eq!(compared, 12);
         assert!(skipped >= 6, "common words are skipped: {skipped}");
     }
