@@ -8,7 +8,8 @@ PASSES times; prints p50/p95 per pass, then the server's resident memory
 and open files (from /proc) and the number of repositories in the home.
 
 usage: scripts/bench-fleet-serve.py HOME [N=120] [PASSES=2]
-       (KEN=path/to/ken, PORT=7979)
+       (KEN=path/to/ken, PORT=7979, DUMP=FILE: the first pass's answers as
+       JSON lines, to compare two builds' results)
 """
 import json
 import os
@@ -28,6 +29,8 @@ ken = ken_binary()
 port = os.environ.get("PORT", "7979")
 questions = first_lines(n)
 
+dump = open(os.environ["DUMP"], "w") if os.environ.get("DUMP") else None
+
 with serve(ken, home, port) as (server, base, token):
     for p in range(1, passes + 1):
         times = []
@@ -36,8 +39,10 @@ with serve(ken, home, port) as (server, base, token):
             t = time.perf_counter()
             req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
             with urllib.request.urlopen(req, timeout=120) as r:
-                r.read()
+                body = r.read()
             times.append((time.perf_counter() - t) * 1000)
+            if dump and p == 1:
+                dump.write(json.dumps({"q": q, "answer": json.loads(body)}) + "\n")
         times.sort()
         p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
         print(f"pass {p}: {len(times)} questions, p50 {statistics.median(times):.0f} ms, p95 {p95:.0f} ms")

@@ -91,6 +91,10 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
         &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
+            // migration 14's tables and index
+            "DROP TABLE messages",
+            "DROP TABLE message_terms",
+            "DROP INDEX commits_by_sha",
             "DROP TABLE commit_terms",
             "DROP TABLE commit_stats",
             "ALTER TABLE commits DROP COLUMN doc",
@@ -299,8 +303,11 @@ fn bm25_statistics_follow_deletes_exactly() {
         &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
-            // migration 12's index, back to schema 9's
-            "DROP INDEX commit_terms_message_docs",
+            // migration 14's tables and index (it dropped migration 12's
+            // index), back to schema 9's index
+            "DROP TABLE messages",
+            "DROP TABLE message_terms",
+            "DROP INDEX commits_by_sha",
             "CREATE INDEX commit_terms_messages ON commit_terms (term) INCLUDE (repo, doc, tf, len) WHERE field = 0",
             // and migration 13's
             "DROP INDEX lex_terms_files_docs",

@@ -147,7 +147,11 @@ impl Fleet for PgFleet {
     }
 
     /// BM25 over every repository's commit messages, with the statistics
-    /// of all of them (`commit_terms`, `commit_stats`).
+    /// of all of them (`commit_df`, `commit_stats`). Each message is scored
+    /// once (`message_terms`); its copies, the same commit in other
+    /// repositories, score the same, so the best `limit` copies are among
+    /// those of the best `limit` messages: first by score, then in the
+    /// order they were stored, as one pass over every copy would take them.
     fn search_commits(&self, q: &LexicalQuery) -> Result<Vec<FleetHit>> {
         let q = q.clone();
         let pool = self.pg.pool.clone();
@@ -158,15 +162,21 @@ impl Fleet for PgFleet {
             let limit = q.limit.max(1) as i64;
             let (best, _) =
                 maxscore::best(&pool, &COMMIT_MESSAGES, &k, &df, limit, ONE_PASS).await?;
-            named(
-                &pool,
-                best,
-                "SELECT c.repo, c.sha, b.score
-                 FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
-                 JOIN commits c ON c.doc = b.doc
-                 ORDER BY b.score DESC, c.repo, c.sha",
+            let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
+            let rows = sqlx::query(
+                "WITH b AS (SELECT c.repo, c.sha, b.score
+                            FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
+                            JOIN messages m ON m.doc = b.doc
+                            JOIN commits c ON c.sha = m.sha
+                            ORDER BY b.score DESC, c.doc LIMIT $3)
+                 SELECT repo, sha, score FROM b ORDER BY score DESC, repo, sha",
             )
-            .await
+            .bind(&docs)
+            .bind(&scores)
+            .bind(limit)
+            .fetch_all(&pool)
+            .await?;
+            hits(&pool, &rows).await
         })
     }
 
@@ -184,5 +194,172 @@ impl Fleet for PgFleet {
             .await?;
             hits(&pool, &rows).await
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CommitRecord, IndexState, StoreProvider};
+
+    fn commits(n: usize, seed: u64) -> Vec<CommitRecord> {
+        maxscore::tests::messages(n, seed)
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| CommitRecord {
+                sha: format!("{seed:02}{i:038}"),
+                author_name: "Ada".into(),
+                author_email: "ada@example.com".into(),
+                author_time: i as i64,
+                committer_time: i as i64,
+                summary: m.clone(),
+                message: m,
+                parents: Vec::new(),
+                files: Vec::new(),
+            })
+            .collect()
+    }
+
+    fn write(p: &crate::PgProvider, name: &str, commits: &[CommitRecord]) {
+        let mut w = p.open_for_writing(name).unwrap();
+        w.add_commits(commits).unwrap();
+        w.set_state(&IndexState {
+            name: Some(name.into()),
+            ..Default::default()
+        })
+        .unwrap();
+        w.finish().unwrap();
+    }
+
+    type Listed = Vec<(String, String, f32)>;
+
+    /// The search as it was before messages were stored once: one pass
+    /// over every copy's postings (`commit_terms`), the best `limit`
+    /// copies by score and then by the order they were stored.
+    async fn over_every_copy(pool: &sqlx::PgPool, q: &LexicalQuery) -> Result<Listed> {
+        let (k, _) = COMMIT_MESSAGES.weigh(pool, q).await?.unwrap();
+        let rows = sqlx::query(
+            "WITH s AS (SELECT t.doc, sum(k.w0 * t.tf / (t.tf + $3 + ($4::float8[])[1] * t.len))::float4 AS score
+                        FROM unnest($1::text[], $2::float8[]) AS k(term, w0)
+                        JOIN commit_terms t ON t.term = k.term AND t.field = 0
+                        GROUP BY t.doc ORDER BY score DESC, t.doc LIMIT $5)
+             SELECT c.repo, c.sha, s.score FROM s JOIN commits c ON c.doc = s.doc
+             ORDER BY s.score DESC, c.repo, c.sha",
+        )
+        .bind(&k.terms)
+        .bind(&k.w[0])
+        .bind(lexical::K1_FLAT)
+        .bind(&k.per_len)
+        .bind(q.limit as i64)
+        .fetch_all(pool)
+        .await?;
+        Ok(listed(hits(pool, &rows).await?))
+    }
+
+    fn listed(hits: Vec<FleetHit>) -> Listed {
+        hits.into_iter()
+            .map(|h| (h.repo, h.path, h.score))
+            .collect()
+    }
+
+    /// (messages, their postings, postings of no message, messages no
+    /// repository holds)
+    fn counts(p: &crate::PgProvider) -> [i64; 4] {
+        let pool = p.pg.pool.clone();
+        p.pg.run(async move {
+            let mut out = [0; 4];
+            for (i, sql) in [
+                "SELECT count(*) FROM messages",
+                "SELECT count(*) FROM message_terms",
+                "SELECT count(*) FROM message_terms t
+                 WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.doc = t.doc)",
+                "SELECT count(*) FROM messages m
+                 WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.sha = m.sha)",
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                out[i] = sqlx::query_scalar(sql).fetch_one(&pool).await?;
+            }
+            Ok(out)
+        })
+        .unwrap()
+    }
+
+    /// A history held by several repositories (a copy, a repository that
+    /// took some of its commits) is scored once per commit, and the search
+    /// lists every copy exactly as one pass over every copy's postings
+    /// did; a repository's deletion takes only the messages no other holds.
+    #[test]
+    fn copies_of_a_history_are_scored_once_and_each_listed() {
+        let db = super::super::test_db::Db::new();
+        let p = crate::PgProvider::connect(&db.url()).unwrap();
+        let web = commits(400, 7);
+        let mut api = commits(400, 11);
+        api.extend_from_slice(&web[100..200]);
+        write(&p, "acme/web", &web);
+        write(&p, "acme/web-copy", &web[..300]);
+        write(&p, "acme/api", &api);
+        let per_message: i64 = {
+            let pool = p.pg.pool.clone();
+            p.pg.run(async move {
+                Ok(sqlx::query_scalar(
+                    "SELECT count(*) FROM commit_terms t JOIN commits c ON c.doc = t.doc
+                     WHERE t.field = 0 AND c.repo = (SELECT min(repo) FROM commits c2 WHERE c2.sha = c.sha)",
+                )
+                .fetch_one(&pool)
+                .await?)
+            })
+            .unwrap()
+        };
+        assert_eq!(counts(&p), [800, per_message, 0, 0]);
+        let fleet = p.fleet().unwrap().unwrap();
+        let questions = [
+            "fix the teardown callback error",
+            "fix test error",
+            "add a plugin for redirect cookies",
+            "zeroconf test fix add",
+            "teardown teardown fix",
+        ];
+        let same_as_every_copy = |p: &crate::PgProvider| {
+            let mut copies = 0;
+            for text in questions {
+                for limit in [5, 100] {
+                    let q = LexicalQuery {
+                        text: text.into(),
+                        limit,
+                        ..Default::default()
+                    };
+                    let pool = p.pg.pool.clone();
+                    let q2 = q.clone();
+                    let want =
+                        p.pg.run(async move { over_every_copy(&pool, &q2).await })
+                            .unwrap();
+                    let got = listed(fleet.search_commits(&q).unwrap());
+                    assert_eq!(got, want, "{text:?}, the best {limit}");
+                    assert_eq!(got.len(), limit, "{text:?}");
+                    let mut shas: Vec<&str> = got.iter().map(|h| h.1.as_str()).collect();
+                    shas.sort();
+                    shas.dedup();
+                    copies += got.len() - shas.len();
+                }
+            }
+            copies
+        };
+        assert!(same_as_every_copy(&p) > 100, "copies are listed");
+        // the copy goes: every message is still held
+        p.remove("acme/web-copy").unwrap();
+        assert_eq!(counts(&p), [800, per_message, 0, 0]);
+        // the first holder goes: 300 of its messages are held elsewhere
+        // (the copies of the others were stored in the same order, so ties
+        // fall as before)
+        write(&p, "acme/web-copy", &web[..300]);
+        p.remove("acme/web").unwrap();
+        let [messages, _, orphans, unheld] = counts(&p);
+        assert_eq!([messages, orphans, unheld], [700, 0, 0]);
+        same_as_every_copy(&p);
+        p.remove("acme/web-copy").unwrap();
+        p.remove("acme/api").unwrap();
+        assert_eq!(counts(&p), [0; 4]);
     }
 }

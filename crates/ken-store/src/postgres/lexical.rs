@@ -144,9 +144,15 @@ pub(crate) fn commit_text<'a>(summary: &'a str, message: &'a str) -> &'a str {
 /// The postings of commits (`commit_terms`): field 0 their messages'
 /// terms, so the commits of every repository are scored with BM25 over
 /// the statistics of all of them, as the files are; field 1 the words of
-/// the paths each changed, once per commit.
+/// the paths each changed, once per commit. A commit's message is also
+/// written once per database (`messages`, `message_terms`, migration 14)
+/// when no other repository holds that commit yet: the collection scores
+/// each message once, however many repositories (copies, forks, followed
+/// branches) hold it.
 #[derive(Default)]
 pub(crate) struct CommitPostings {
+    /// Each commit's (document, id), in the order added.
+    commits: Vec<(i64, String)>,
     repos: Vec<i64>,
     docs: Vec<i64>,
     fields: Vec<i16>,
@@ -155,10 +161,17 @@ pub(crate) struct CommitPostings {
     lens: Vec<i32>,
     /// Per repository: (messages, their total length).
     stats: std::collections::BTreeMap<i64, (i64, i64)>,
-    /// Leave `commit_df` alone: migration 9 writes postings before that
-    /// table exists (migration 11 counts it from them).
-    pub without_frequencies: bool,
+    /// Leave `commit_df` and `messages` alone: migration 9 writes
+    /// postings before those tables exist (migrations 11 and 14 fill them
+    /// from the postings).
+    pub backfill: bool,
 }
+
+/// The advisory lock under which writers add messages (shared) and a
+/// repository's deletion drops the messages no other repository holds
+/// (exclusive), so that a message is never dropped while a commit that
+/// holds it is being written.
+pub(crate) const MESSAGES_LOCK: i64 = 0x6b65_6e5f_6d73_6773;
 
 /// The words of a path as commit search matches them: split at every
 /// character that is not a letter or digit, lowercased (`src/flask/app.py`:
@@ -173,10 +186,11 @@ impl CommitPostings {
     pub fn add<'a>(
         &mut self,
         repo: i64,
-        doc: i64,
+        (doc, sha): (i64, &str),
         message: &str,
         paths: impl IntoIterator<Item = &'a str>,
     ) {
+        self.commits.push((doc, sha.to_string()));
         let (counts, len) = term_counts(message);
         let mut push = |field: i16, term: String, tf: i32, len: i32| {
             self.repos.push(repo);
@@ -226,9 +240,10 @@ impl CommitPostings {
         .bind(&totals)
         .execute(&mut *conn)
         .await?;
-        if self.without_frequencies {
+        if self.backfill {
             return Ok(());
         }
+        self.insert_messages(conn).await?;
         // each term's document frequency gains the batch's commits (a
         // commit is never stored twice, nor deleted but with its repository)
         let (keys, counts) = counted(
@@ -249,6 +264,52 @@ impl CommitPostings {
         .bind(&df_terms)
         .bind(&df_fields)
         .bind(&counts)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    /// The messages of the commits no repository held before, each once
+    /// (`messages`: the commit's id and the document number of its first
+    /// copy; `message_terms`: field 0's postings under that number).
+    async fn insert_messages(&self, conn: &mut sqlx::PgConnection) -> Result<()> {
+        if self.commits.is_empty() {
+            return Ok(());
+        }
+        sqlx::query("SELECT pg_advisory_xact_lock_shared($1)")
+            .bind(MESSAGES_LOCK)
+            .execute(&mut *conn)
+            .await?;
+        // in the order of their ids, so that two writers adding the same
+        // commits never wait on each other in a cycle
+        let mut commits: Vec<&(i64, String)> = self.commits.iter().collect();
+        commits.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+        let fresh: std::collections::HashSet<i64> = sqlx::query_scalar(
+            "INSERT INTO messages(doc, sha)
+             SELECT * FROM unnest($1::bigint[], $2::text[])
+             ON CONFLICT (sha) DO NOTHING RETURNING doc",
+        )
+        .bind(commits.iter().map(|c| c.0).collect::<Vec<_>>())
+        .bind(commits.iter().map(|c| c.1.as_str()).collect::<Vec<_>>())
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .collect();
+        let rows: Vec<usize> = (0..self.docs.len())
+            .filter(|&i| self.fields[i] == 0 && fresh.contains(&self.docs[i]))
+            .collect();
+        sqlx::query(
+            "INSERT INTO message_terms(term, doc, tf, len)
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[])",
+        )
+        .bind(
+            rows.iter()
+                .map(|&i| self.terms[i].as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(rows.iter().map(|&i| self.docs[i]).collect::<Vec<_>>())
+        .bind(rows.iter().map(|&i| self.tfs[i]).collect::<Vec<_>>())
+        .bind(rows.iter().map(|&i| self.lens[i]).collect::<Vec<_>>())
         .execute(&mut *conn)
         .await?;
         Ok(())

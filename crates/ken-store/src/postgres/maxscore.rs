@@ -1,7 +1,8 @@
 //! The best documents of every repository for a question, exactly as one
 //! pass over every posting ranks them, without reading every posting of
 //! its common words (MaxScore, in two SQL statements). The collection's
-//! two searches use it: commit messages (`commit_terms`) and whole files
+//! two searches use it: commit messages (`message_terms`, each message once
+//! however many repositories hold its commit) and whole files
 //! (`lex_terms` where `files`), each through a [`Postings`].
 //!
 //! A posting scores `w · tf / (tf + K1_FLAT + per_len · len)`, which is
@@ -10,8 +11,8 @@
 //! score at least θ, a document that holds only terms whose weights sum
 //! below θ cannot be among the best, and those terms' postings need not be
 //! read, except to finish the score of a document found through another
-//! term (an index probe by term and document: `commit_terms_message_docs`,
-//! migration 12, and `lex_terms_files_docs`, migration 13).
+//! term (an index probe by term and document: `message_terms_docs`,
+//! migration 14, and `lex_terms_files_docs`, migration 13).
 //!
 //! 1. **A bound.** The rarest terms, just enough of them to hold `limit`
 //!    documents, are scored; their best `limit` documents get their whole
@@ -57,10 +58,11 @@ pub(crate) struct Postings {
     fields: fn(&LexicalQuery) -> Vec<f32>,
 }
 
-/// Commit messages: field 0 of `commit_terms`.
+/// Commit messages, each once however many repositories hold its commit
+/// (`message_terms`, migration 14), with the statistics of every copy.
 pub(crate) const COMMIT_MESSAGES: Postings = Postings {
-    table: "commit_terms t",
-    rows: "t.field = 0",
+    table: "message_terms t",
+    rows: "true",
     score: "k.w0 * t.tf / (t.tf + $11 + ($12::float8[])[1] * t.len)",
     df: "SELECT 0::int2, term, sum(df)::float8 FROM commit_df
          WHERE field = 0 AND term = ANY($1::text[]) GROUP BY term",
@@ -340,7 +342,7 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn weighed(w: &[f64]) -> Weighed {
@@ -409,7 +411,7 @@ mod tests {
 
     /// Commit messages with words as common as a fleet's (`fix` in half of
     /// them, `test` in a quarter) down to words in a few, from a fixed seed.
-    fn messages(n: usize, seed: u64) -> Vec<String> {
+    pub(crate) fn messages(n: usize, seed: u64) -> Vec<String> {
         const WORDS: [(&str, u64); 12] = [
             ("fix", 50),
             ("test", 25),

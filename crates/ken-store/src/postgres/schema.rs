@@ -21,7 +21,41 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (11, V11),
     (12, V12),
     (13, V13),
+    (14, V14),
 ];
+
+/// Each commit's message once per database, however many repositories
+/// hold the commit (copies of one history, forks, followed branches):
+/// `messages` names it by the commit's id and the document number of its
+/// first copy, `message_terms` holds its postings under that number. The
+/// collection's commit search scores these and then lists every copy of
+/// the best (`commits_by_sha`), so a history held by 66 repositories is
+/// scored once, not 66 times (postgres/fleet.rs). Its statistics
+/// (`commit_df`, `commit_stats`) still count every copy, so the scores are
+/// those of one pass over every repository's postings. The index by term
+/// and document of `commit_terms`' messages (V12) served only that search.
+const V14: &str = r#"
+CREATE TABLE messages (
+    doc bigint PRIMARY KEY,
+    sha text NOT NULL UNIQUE
+);
+INSERT INTO messages (doc, sha) SELECT min(doc), sha FROM commits GROUP BY sha;
+CREATE TABLE message_terms (
+    term text NOT NULL,
+    doc bigint NOT NULL,
+    tf int NOT NULL,
+    len int NOT NULL
+);
+INSERT INTO message_terms (term, doc, tf, len)
+SELECT t.term, t.doc, t.tf, t.len FROM commit_terms t JOIN messages m ON m.doc = t.doc
+WHERE t.field = 0;
+CREATE INDEX message_terms_docs ON message_terms (term, doc) INCLUDE (tf, len);
+CREATE INDEX message_terms_by_doc ON message_terms (doc);
+CREATE INDEX commits_by_sha ON commits (sha) INCLUDE (repo, doc);
+DROP INDEX commit_terms_message_docs;
+ANALYZE messages;
+ANALYZE message_terms;
+"#;
 
 /// The whole files' postings by term and document
 /// (`lex_terms_files_docs`), replacing those by term alone, as V12 did for
@@ -486,7 +520,8 @@ async fn backfill_commit_terms(conn: &mut sqlx::PgConnection) -> Result<()> {
         let rows = sqlx::query(
             "SELECT c.repo, c.doc, c.summary, c.message,
                     coalesce((SELECT array_agg(f.path) FROM commit_files f
-                              WHERE f.repo = c.repo AND f.sha = c.sha), '{}')
+                              WHERE f.repo = c.repo AND f.sha = c.sha), '{}'),
+                    c.sha
              FROM commits c WHERE c.doc > $1 ORDER BY c.doc LIMIT 5000",
         )
         .bind(after)
@@ -497,13 +532,14 @@ async fn backfill_commit_terms(conn: &mut sqlx::PgConnection) -> Result<()> {
         };
         after = last.get(1);
         let mut postings = super::lexical::CommitPostings::default();
-        postings.without_frequencies = true;
+        postings.backfill = true;
         for r in &rows {
             let (summary, message): (String, String) = (r.get(2), r.get(3));
             let paths: Vec<String> = r.get(4);
+            let sha: String = r.get(5);
             postings.add(
                 r.get(0),
-                r.get(1),
+                (r.get(1), &sha),
                 super::lexical::commit_text(&summary, &message),
                 paths.iter().map(String::as_str),
             );

@@ -110,7 +110,7 @@ impl HistoryStore for PgStore {
             for c in &new {
                 postings.add(
                     repo,
-                    docs[&c.sha],
+                    (docs[&c.sha], &c.sha),
                     commit_text(&c.summary, &c.message),
                     c.files.iter().map(|f| f.0.as_str()),
                 );

@@ -112,6 +112,22 @@ impl PgStore {
         self.pg.run(async move {
             let mut tx = pool.begin().await?;
             vectors::drop_spaces(&mut tx, repo).await?;
+            // the messages of commits no other repository holds go with it
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(super::lexical::MESSAGES_LOCK)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "WITH gone AS (
+                     DELETE FROM messages m USING commits c
+                     WHERE c.repo = $1 AND m.sha = c.sha
+                       AND NOT EXISTS (SELECT 1 FROM commits o WHERE o.sha = c.sha AND o.repo <> $1)
+                     RETURNING m.doc)
+                 DELETE FROM message_terms t USING gone WHERE t.doc = gone.doc",
+            )
+            .bind(repo)
+            .execute(&mut *tx)
+            .await?;
             sqlx::query("DELETE FROM repos WHERE id = $1")
                 .bind(repo)
                 .execute(&mut *tx)
