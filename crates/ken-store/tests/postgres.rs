@@ -100,9 +100,12 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
             "ALTER TABLE commits DROP COLUMN doc",
             "ALTER TABLE commits ADD COLUMN search tsvector NOT NULL DEFAULT ''",
             "CREATE INDEX commits_search ON commits USING gin (search)",
-            // migration 13's indexes, back to schema 8's
-            "DROP INDEX lex_terms_files_docs",
-            "DROP INDEX lex_files_by_doc",
+            // migration 15's tables, column and index (it dropped
+            // migration 13's indexes), back to schema 8's
+            "DROP TABLE shared_files",
+            "DROP TABLE file_terms",
+            "DROP INDEX lex_files_by_blob",
+            "ALTER TABLE lex_files DROP COLUMN blob",
             "CREATE INDEX lex_terms_files_by_term ON lex_terms (term) INCLUDE (repo, field, doc, tf, len) WHERE files",
             "DELETE FROM ken_schema WHERE version >= 9",
         ],
@@ -309,15 +312,34 @@ fn bm25_statistics_follow_deletes_exactly() {
             "DROP TABLE message_terms",
             "DROP INDEX commits_by_sha",
             "CREATE INDEX commit_terms_messages ON commit_terms (term) INCLUDE (repo, doc, tf, len) WHERE field = 0",
-            // and migration 13's
-            "DROP INDEX lex_terms_files_docs",
-            "DROP INDEX lex_files_by_doc",
+            // and migration 15's (it dropped migration 13's indexes)
+            "DROP TABLE shared_files",
+            "DROP TABLE file_terms",
+            "DROP INDEX lex_files_by_blob",
+            "ALTER TABLE lex_files DROP COLUMN blob",
             "CREATE INDEX lex_terms_files_by_term ON lex_terms (term) INCLUDE (repo, field, doc, tf, len) WHERE files",
             "DELETE FROM ken_schema WHERE version >= 10",
         ],
     );
     let p = PgProvider::connect(&db.url()).unwrap();
     assert_eq!(df_against_postings(&db.url()), (0, rows));
+    // every file has its one shared copy, with the postings of one of its
+    // copies (migration 15)
+    let unshared = count(
+        &db.url(),
+        "SELECT count(*) FROM lex_files f WHERE NOT EXISTS
+             (SELECT 1 FROM shared_files s WHERE s.path = f.path AND s.blob = f.blob AND f.blob <> '')",
+    );
+    let shared_postings = count(&db.url(), "SELECT count(*) FROM file_terms");
+    let held = count(
+        &db.url(),
+        "SELECT count(*) FROM lex_terms t JOIN shared_files s ON s.doc = t.doc WHERE t.files",
+    );
+    assert_eq!(unshared, 0);
+    assert!(
+        shared_postings > 0 && shared_postings == held,
+        "{shared_postings} {held}"
+    );
     // and searches it as before: the same rows as a fresh index's
     let again = Db::new();
     let q = PgProvider::connect(&again.url()).unwrap();

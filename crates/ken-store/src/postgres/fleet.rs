@@ -44,22 +44,6 @@ async fn hits(pool: &sqlx::PgPool, rows: &[sqlx::postgres::PgRow]) -> Result<Vec
         .collect())
 }
 
-/// The best (document, score)s as hits: `sql` joins `$1` documents and
-/// `$2` scores to their (repository id, path or commit id, score).
-async fn named(
-    pool: &sqlx::PgPool,
-    best: Vec<(i64, f32)>,
-    sql: &'static str,
-) -> Result<Vec<FleetHit>> {
-    let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
-    let rows = sqlx::query(sql)
-        .bind(&docs)
-        .bind(&scores)
-        .fetch_all(pool)
-        .await?;
-    hits(pool, &rows).await
-}
-
 impl Fleet for PgFleet {
     fn reflected(&self) -> Result<BTreeMap<String, Reflected>> {
         let pool = self.pg.pool.clone();
@@ -103,32 +87,41 @@ impl Fleet for PgFleet {
             };
             if languages.is_empty() {
                 // the common words' postings skipped where they cannot
-                // change the best `limit` (maxscore.rs)
+                // change the best `limit` (maxscore.rs); each file scored
+                // once, then every copy of the best listed, by score and
+                // then in the order the copies were stored, as one pass
+                // over every copy would take them
                 let (best, _) = maxscore::best(&pool, &WHOLE_FILES, &k, &df, limit, ONE_PASS).await?;
-                return named(
-                    &pool,
-                    best,
-                    "SELECT f.repo, f.path, b.score
-                     FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
-                     JOIN lex_files f ON f.doc = b.doc
-                     ORDER BY b.score DESC, f.repo, f.path",
+                let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
+                let rows = sqlx::query(
+                    "WITH b AS (SELECT f.repo, f.path, b.score
+                                FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
+                                JOIN shared_files s ON s.doc = b.doc
+                                JOIN lex_files f ON f.path = s.path AND f.blob = s.blob
+                                ORDER BY b.score DESC, f.doc LIMIT $3)
+                     SELECT repo, path, score FROM b ORDER BY score DESC, repo, path",
                 )
-                .await;
+                .bind(&docs)
+                .bind(&scores)
+                .bind(limit)
+                .fetch_all(&pool)
+                .await?;
+                return hits(&pool, &rows).await;
             }
             let rows = sqlx::query(
                 "WITH s AS (
-                     SELECT t.repo, t.doc,
+                     SELECT t.doc,
                             sum((CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
                                 * t.tf / (t.tf + $6 + ($7::float8[])[t.field + 1] * t.len))::float4 AS score
                      FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[], $5::float8[])
                           AS k(term, w0, w1, w2, w3)
-                     JOIN lex_terms t ON t.term = k.term
-                     WHERE t.files AND t.field = ANY($8::smallint[])
-                     GROUP BY t.repo, t.doc)
-                 SELECT s.repo, f.path, s.score FROM s
-                 JOIN lex_files f ON f.repo = s.repo AND f.doc = s.doc
-                 WHERE f.language = ANY($9)
-                 ORDER BY s.score DESC, s.repo, f.path LIMIT $10",
+                     JOIN file_terms t ON t.term = k.term
+                     WHERE t.field = ANY($8::smallint[])
+                     GROUP BY t.doc)
+                 SELECT f.repo, f.path, s.score FROM s
+                 JOIN shared_files d ON d.doc = s.doc AND d.language = ANY($9)
+                 JOIN lex_files f ON f.path = d.path AND f.blob = d.blob
+                 ORDER BY s.score DESC, f.repo, f.path LIMIT $10",
             )
             .bind(&k.terms)
             .bind(&k.w[0])
@@ -361,5 +354,193 @@ mod tests {
         p.remove("acme/web-copy").unwrap();
         p.remove("acme/api").unwrap();
         assert_eq!(counts(&p), [0; 4]);
+    }
+
+    /// `n` generated files of `seed`, every third one JavaScript.
+    fn files(n: usize, seed: u64) -> Vec<crate::FileUpdate> {
+        let mut out = maxscore::tests::files(n, seed);
+        for f in out.iter_mut().step_by(3) {
+            f.path = f.path.replace(".py", ".js");
+            f.language = ken_core::Language::JavaScript;
+        }
+        out
+    }
+
+    fn write_files(
+        p: &crate::PgProvider,
+        name: &str,
+        upserts: &[crate::FileUpdate],
+        deletes: &[&str],
+    ) {
+        let mut w = p.open_for_writing(name).unwrap();
+        w.write_batch(crate::Batch {
+            upserts: upserts.to_vec(),
+            deletes: deletes.iter().map(|d| d.to_string()).collect(),
+        })
+        .unwrap();
+        w.set_state(&IndexState {
+            name: Some(name.into()),
+            ..Default::default()
+        })
+        .unwrap();
+        w.finish().unwrap();
+    }
+
+    /// The files' search as it was before files were stored once: every
+    /// copy's postings (`lex_terms`) in one pass, the best `limit` by
+    /// score and then in the order they were stored, or, filtered by
+    /// language, by score, repository and path.
+    async fn files_over_every_copy(
+        pool: &sqlx::PgPool,
+        q: &LexicalQuery,
+        languages: &[&str],
+    ) -> Result<Listed> {
+        let (k, _) = WHOLE_FILES.weigh(pool, q).await?.unwrap();
+        let scored = "SELECT t.doc,
+                             sum((CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
+                                 * t.tf / (t.tf + $6 + ($7::float8[])[t.field + 1] * t.len))::float4 AS score
+                      FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[], $5::float8[])
+                           AS k(term, w0, w1, w2, w3)
+                      JOIN lex_terms t ON t.term = k.term
+                      WHERE t.files AND t.field = ANY($8::smallint[])
+                      GROUP BY t.doc";
+        let sql = if languages.is_empty() {
+            format!(
+                "WITH s AS ({scored} ORDER BY score DESC, t.doc LIMIT $10)
+                 SELECT f.repo, f.path, s.score FROM s JOIN lex_files f ON f.doc = s.doc
+                 WHERE cardinality($9::text[]) = 0
+                 ORDER BY s.score DESC, f.repo, f.path"
+            )
+        } else {
+            format!(
+                "WITH s AS ({scored})
+                 SELECT f.repo, f.path, s.score FROM s JOIN lex_files f ON f.doc = s.doc
+                 WHERE f.language = ANY($9)
+                 ORDER BY s.score DESC, f.repo, f.path LIMIT $10"
+            )
+        };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&k.terms)
+            .bind(&k.w[0])
+            .bind(&k.w[1])
+            .bind(&k.w[2])
+            .bind(&k.w[3])
+            .bind(lexical::K1_FLAT)
+            .bind(&k.per_len)
+            .bind(&k.live)
+            .bind(languages)
+            .bind(q.limit as i64)
+            .fetch_all(pool)
+            .await?;
+        Ok(listed(hits(pool, &rows).await?))
+    }
+
+    /// (shared files, their postings, postings of no shared file, shared
+    /// files no repository holds, (path, blob)s held with no shared file)
+    fn file_counts(p: &crate::PgProvider) -> [i64; 5] {
+        let pool = p.pg.pool.clone();
+        p.pg.run(async move {
+            let mut out = [0; 5];
+            for (i, sql) in [
+                "SELECT count(*) FROM shared_files",
+                "SELECT count(*) FROM file_terms",
+                "SELECT count(*) FROM file_terms t
+                 WHERE NOT EXISTS (SELECT 1 FROM shared_files s WHERE s.doc = t.doc)",
+                "SELECT count(*) FROM shared_files s WHERE NOT EXISTS
+                     (SELECT 1 FROM lex_files f WHERE f.path = s.path AND f.blob = s.blob)",
+                "SELECT count(*) FROM lex_files f WHERE NOT EXISTS
+                     (SELECT 1 FROM shared_files s WHERE f.path = s.path AND f.blob = s.blob)",
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                out[i] = sqlx::query_scalar(sql).fetch_one(&pool).await?;
+            }
+            Ok(out)
+        })
+        .unwrap()
+    }
+
+    /// The same blob at the same path in several repositories is scored
+    /// once, and the files' search lists every copy exactly as one pass
+    /// over every copy's postings did, with and without a language
+    /// filter; a push or a deletion drops only what no other repository
+    /// holds.
+    #[test]
+    fn copies_of_files_are_scored_once_and_each_listed() {
+        let db = super::super::test_db::Db::new();
+        let p = crate::PgProvider::connect(&db.url()).unwrap();
+        let web = files(300, 5);
+        let mut api = files(200, 13);
+        for f in &mut api {
+            f.path = format!("api/{}", f.path);
+        }
+        api.extend_from_slice(&web[100..150]);
+        write_files(&p, "acme/web", &web, &[]);
+        write_files(&p, "acme/web-copy", &web[..200], &[]);
+        write_files(&p, "acme/api", &api, &[]);
+        assert_eq!(file_counts(&p)[0], 500);
+        assert_eq!(file_counts(&p)[2..], [0, 0, 0]);
+        let fleet = p.fleet().unwrap().unwrap();
+        let questions = [
+            "fix the teardown callback error",
+            "add a plugin for redirect cookies",
+            "session cookie redirect request fix",
+            "zeroconf test fix add",
+        ];
+        let same_as_every_copy = |p: &crate::PgProvider| {
+            let mut copies = 0;
+            for text in questions {
+                for (limit, languages) in [(5, vec![]), (100, vec![]), (20, vec!["javascript"])] {
+                    let q = LexicalQuery {
+                        text: text.into(),
+                        limit,
+                        languages: languages
+                            .iter()
+                            .map(|l| ken_core::Language::parse(l).unwrap())
+                            .collect(),
+                        ..Default::default()
+                    };
+                    let pool = p.pg.pool.clone();
+                    let q2 = q.clone();
+                    let want = p
+                        .pg
+                        .run(async move { files_over_every_copy(&pool, &q2, &languages).await })
+                        .unwrap();
+                    let got = listed(fleet.search(&q).unwrap());
+                    assert_eq!(got, want, "{text:?}, the best {limit}");
+                    assert_eq!(got.len(), limit, "{text:?}");
+                    let mut paths: Vec<&str> = got.iter().map(|h| h.1.as_str()).collect();
+                    paths.sort();
+                    paths.dedup();
+                    copies += got.len() - paths.len();
+                }
+            }
+            copies
+        };
+        assert!(same_as_every_copy(&p) > 50, "copies are listed");
+        // a push to the copy: one file changed, one deleted; the old
+        // versions stay, web holds them
+        let mut changed = web[0].clone();
+        changed.id = "blob-changed".into();
+        write_files(&p, "acme/web-copy", &[changed], &[web[1].path.as_str()]);
+        assert_eq!(file_counts(&p)[0], 501);
+        assert_eq!(file_counts(&p)[2..], [0, 0, 0]);
+        same_as_every_copy(&p);
+        // the changed file's only holder changes it again: its first
+        // version goes
+        let mut again = web[0].clone();
+        again.id = "blob-changed-again".into();
+        write_files(&p, "acme/web-copy", &[again], &[]);
+        assert_eq!(file_counts(&p)[0], 501);
+        assert_eq!(file_counts(&p)[2..], [0, 0, 0]);
+        // the first holder goes: 50 of its files are held elsewhere
+        p.remove("acme/web").unwrap();
+        assert_eq!(file_counts(&p)[0], 200 + 199);
+        assert_eq!(file_counts(&p)[2..], [0, 0, 0]);
+        same_as_every_copy(&p);
+        p.remove("acme/web-copy").unwrap();
+        p.remove("acme/api").unwrap();
+        assert_eq!(file_counts(&p), [0; 5]);
     }
 }

@@ -56,6 +56,37 @@ impl Postings {
         }
     }
 
+    /// The postings of the documents `fresh` as the database's one copy
+    /// of each (`file_terms`, migration 15).
+    pub async fn insert_shared(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        fresh: &std::collections::HashSet<i64>,
+    ) -> Result<()> {
+        let rows: Vec<usize> = (0..self.docs.len())
+            .filter(|&i| fresh.contains(&self.docs[i]))
+            .collect();
+        if rows.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "INSERT INTO file_terms(term, doc, field, tf, len)
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::smallint[], $4::int[], $5::int[])",
+        )
+        .bind(
+            rows.iter()
+                .map(|&i| self.terms[i].as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(rows.iter().map(|&i| self.docs[i]).collect::<Vec<_>>())
+        .bind(rows.iter().map(|&i| self.fields[i]).collect::<Vec<_>>())
+        .bind(rows.iter().map(|&i| self.tfs[i]).collect::<Vec<_>>())
+        .bind(rows.iter().map(|&i| self.term_lens[i]).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
     pub async fn insert(
         self,
         tx: &mut Transaction<'_, Postgres>,
@@ -167,11 +198,22 @@ pub(crate) struct CommitPostings {
     pub backfill: bool,
 }
 
-/// The advisory lock under which writers add messages (shared) and a
-/// repository's deletion drops the messages no other repository holds
-/// (exclusive), so that a message is never dropped while a commit that
-/// holds it is being written.
-pub(crate) const MESSAGES_LOCK: i64 = 0x6b65_6e5f_6d73_6773;
+/// The advisory lock under which writers add documents shared across
+/// repositories (commit messages, whole files: shared) and deletions drop
+/// the ones no other repository holds (exclusive), so that a shared
+/// document is never dropped while a copy of it is being written.
+pub(crate) const SHARED_LOCK: i64 = 0x6b65_6e5f_6d73_6773;
+
+/// Take [`SHARED_LOCK`] until the transaction ends.
+pub(crate) async fn lock_shared(conn: &mut sqlx::PgConnection, exclusive: bool) -> Result<()> {
+    let sql = if exclusive {
+        "SELECT pg_advisory_xact_lock($1)"
+    } else {
+        "SELECT pg_advisory_xact_lock_shared($1)"
+    };
+    sqlx::query(sql).bind(SHARED_LOCK).execute(conn).await?;
+    Ok(())
+}
 
 /// The words of a path as commit search matches them: split at every
 /// character that is not a letter or digit, lowercased (`src/flask/app.py`:
@@ -276,10 +318,7 @@ impl CommitPostings {
         if self.commits.is_empty() {
             return Ok(());
         }
-        sqlx::query("SELECT pg_advisory_xact_lock_shared($1)")
-            .bind(MESSAGES_LOCK)
-            .execute(&mut *conn)
-            .await?;
+        lock_shared(conn, false).await?;
         // in the order of their ids, so that two writers adding the same
         // commits never wait on each other in a cycle
         let mut commits: Vec<&(i64, String)> = self.commits.iter().collect();

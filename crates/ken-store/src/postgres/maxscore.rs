@@ -3,7 +3,7 @@
 //! its common words (MaxScore, in two SQL statements). The collection's
 //! two searches use it: commit messages (`message_terms`, each message once
 //! however many repositories hold its commit) and whole files
-//! (`lex_terms` where `files`), each through a [`Postings`].
+//! (`file_terms`, each file once), each through a [`Postings`].
 //!
 //! A posting scores `w · tf / (tf + K1_FLAT + per_len · len)`, which is
 //! below `w`: a term can add at most its weights (one per field it may be
@@ -12,7 +12,7 @@
 //! below θ cannot be among the best, and those terms' postings need not be
 //! read, except to finish the score of a document found through another
 //! term (an index probe by term and document: `message_terms_docs`,
-//! migration 14, and `lex_terms_files_docs`, migration 13).
+//! migration 14, and `file_terms_docs`, migration 15).
 //!
 //! 1. **A bound.** The rarest terms, just enough of them to hold `limit`
 //!    documents, are scored; their best `limit` documents get their whole
@@ -71,10 +71,12 @@ pub(crate) const COMMIT_MESSAGES: Postings = Postings {
     fields: |_| vec![1.0],
 };
 
-/// Whole files: `lex_terms` where `files`, in the fields that count (`$13`).
+/// Whole files, each once however many repositories hold the same blob
+/// at the same path (`file_terms`, migration 15), in the fields that count
+/// (`$13`), with the statistics of every copy.
 pub(crate) const WHOLE_FILES: Postings = Postings {
-    table: "lex_terms t",
-    rows: "t.files AND t.field = ANY($13::int2[])",
+    table: "file_terms t",
+    rows: "t.field = ANY($13::int2[])",
     score: "(CASE t.field WHEN 0 THEN k.w0 WHEN 1 THEN k.w1 WHEN 2 THEN k.w2 ELSE k.w3 END)
             * t.tf / (t.tf + $11 + ($12::float8[])[t.field + 1] * t.len)",
     df: "SELECT field, term, sum(df)::float8 FROM lex_df
@@ -533,7 +535,7 @@ pub(super) mod tests {
 
     /// Python files whose paths, function names, docstrings and bodies take
     /// their words from `messages`: every field holds common and rare words.
-    fn files(n: usize, seed: u64) -> Vec<crate::FileUpdate> {
+    pub(crate) fn files(n: usize, seed: u64) -> Vec<crate::FileUpdate> {
         let texts = messages(3 * n, seed);
         (0..n)
             .map(|i| {

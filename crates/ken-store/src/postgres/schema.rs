@@ -22,7 +22,50 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (12, V12),
     (13, V13),
     (14, V14),
+    (15, V15),
 ];
+
+/// Each whole file once per database, however many repositories hold the
+/// same blob at the same path, as V14 did for commit messages:
+/// `shared_files` names it by the document number of its first copy,
+/// `file_terms` holds its postings under that number, and `lex_files`
+/// records each copy's blob (`lex_files_by_blob`), so the collection's
+/// file search scores each file once and then lists every copy of the best
+/// (postgres/fleet.rs). The statistics (`lex_df`, `lex_stats`) still count
+/// every copy. The files' postings by term and document (V13) and
+/// `lex_files` by document served only that search.
+const V15: &str = r#"
+ALTER TABLE lex_files ADD COLUMN blob text NOT NULL DEFAULT '';
+UPDATE lex_files l SET blob = f.blob_id FROM files f WHERE f.repo = l.repo AND f.path = l.path;
+ALTER TABLE lex_files ALTER COLUMN blob DROP DEFAULT;
+CREATE TABLE shared_files (
+    doc bigint PRIMARY KEY,
+    path text NOT NULL,
+    blob text NOT NULL,
+    language text NOT NULL,
+    UNIQUE (path, blob)
+);
+INSERT INTO shared_files (doc, path, blob, language)
+SELECT DISTINCT ON (path, blob) doc, path, blob, language FROM lex_files ORDER BY path, blob, doc;
+CREATE TABLE file_terms (
+    term text NOT NULL,
+    doc bigint NOT NULL,
+    field smallint NOT NULL,
+    tf int NOT NULL,
+    len int NOT NULL
+);
+INSERT INTO file_terms (term, doc, field, tf, len)
+SELECT t.term, t.doc, t.field, t.tf, t.len FROM lex_terms t JOIN shared_files s ON s.doc = t.doc
+WHERE t.files;
+CREATE INDEX file_terms_docs ON file_terms (term, doc) INCLUDE (field, tf, len);
+CREATE INDEX file_terms_by_doc ON file_terms (doc);
+CREATE INDEX lex_files_by_blob ON lex_files (path, blob) INCLUDE (repo, doc);
+DROP INDEX lex_terms_files_docs;
+DROP INDEX lex_files_by_doc;
+ANALYZE lex_files;
+ANALYZE shared_files;
+ANALYZE file_terms;
+"#;
 
 /// Each commit's message once per database, however many repositories
 /// hold the commit (copies of one history, forks, followed branches):

@@ -86,6 +86,26 @@ async fn delete_paths(
         .execute(&mut **tx)
         .await?;
     }
+    if !file_docs.is_empty() {
+        // the files no other repository holds any more go from the
+        // database's one copy of each
+        super::super::lexical::lock_shared(tx, true).await?;
+        sqlx::query(
+            "WITH mine AS (DELETE FROM lex_files WHERE repo = $1 AND path = ANY($2)
+                           RETURNING path, blob),
+                  gone AS (DELETE FROM shared_files s USING mine
+                           WHERE s.path = mine.path AND s.blob = mine.blob
+                             AND NOT EXISTS (SELECT 1 FROM lex_files o
+                                             WHERE o.path = mine.path AND o.blob = mine.blob
+                                               AND o.repo <> $1)
+                           RETURNING s.doc)
+             DELETE FROM file_terms t USING gone WHERE t.doc = gone.doc",
+        )
+        .bind(repo)
+        .bind(paths)
+        .execute(&mut **tx)
+        .await?;
+    }
     for sql in [
         "DELETE FROM lex_files WHERE repo = $1 AND path = ANY($2)",
         "DELETE FROM chunks WHERE repo = $1 AND path = ANY($2)",
@@ -399,8 +419,9 @@ struct BatchRows {
     symbols: SymbolRows,
     facts: (Vec<String>, Vec<String>),
     postings: Postings,
-    /// Whole files for the file index: path, language, text, definitions.
-    lex_files: Vec<(String, String, String, String)>,
+    /// Whole files for the file index: path, language, blob id, text,
+    /// definitions.
+    lex_files: Vec<(String, String, String, String, String)>,
 }
 
 impl BatchRows {
@@ -501,6 +522,7 @@ impl BatchRows {
             lex_files.push((
                 u.path.clone(),
                 u.language.name().to_string(),
+                u.id.clone(),
                 text.clone(),
                 names.join(" "),
             ));
@@ -587,32 +609,50 @@ impl BatchRows {
         .await?;
         self.postings.insert(tx, repo, false).await?;
         // every file's document number in one statement
+        let column = |f: fn(&(String, String, String, String, String)) -> &str| {
+            self.lex_files.iter().map(f).collect::<Vec<_>>()
+        };
         let docs: HashMap<String, i64> = sqlx::query(
-            "INSERT INTO lex_files(repo, path, language)
-             SELECT $1, * FROM unnest($2::text[], $3::text[]) RETURNING path, doc",
+            "INSERT INTO lex_files(repo, path, language, blob)
+             SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[]) RETURNING path, doc",
         )
         .bind(repo)
-        .bind(
-            self.lex_files
-                .iter()
-                .map(|f| f.0.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            self.lex_files
-                .iter()
-                .map(|f| f.1.as_str())
-                .collect::<Vec<_>>(),
-        )
+        .bind(column(|f| &f.0))
+        .bind(column(|f| &f.1))
+        .bind(column(|f| &f.2))
         .fetch_all(&mut **tx)
         .await?
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
         let mut file_postings = Postings::default();
-        for (path, _, text, names) in &self.lex_files {
+        for (path, _, _, text, names) in &self.lex_files {
             file_postings.add(docs[path], [text, names, path, ""]);
         }
+        // a file no repository held yet (this blob at this path) becomes
+        // the database's one copy of it, in the order of (path, blob) so
+        // that two writers of the same files never wait in a cycle
+        let mut shared: Vec<(&str, &str, &str, i64)> = self
+            .lex_files
+            .iter()
+            .map(|f| (f.0.as_str(), f.2.as_str(), f.1.as_str(), docs[&f.0]))
+            .collect();
+        shared.sort_unstable();
+        super::super::lexical::lock_shared(tx, false).await?;
+        let fresh: HashSet<i64> = sqlx::query_scalar(
+            "INSERT INTO shared_files(path, blob, language, doc)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+             ON CONFLICT (path, blob) DO NOTHING RETURNING doc",
+        )
+        .bind(shared.iter().map(|f| f.0).collect::<Vec<_>>())
+        .bind(shared.iter().map(|f| f.1).collect::<Vec<_>>())
+        .bind(shared.iter().map(|f| f.2).collect::<Vec<_>>())
+        .bind(shared.iter().map(|f| f.3).collect::<Vec<_>>())
+        .fetch_all(&mut **tx)
+        .await?
+        .into_iter()
+        .collect();
+        file_postings.insert_shared(tx, &fresh).await?;
         file_postings.insert(tx, repo, true).await?;
         Ok(())
     }

@@ -112,11 +112,21 @@ impl PgStore {
         self.pg.run(async move {
             let mut tx = pool.begin().await?;
             vectors::drop_spaces(&mut tx, repo).await?;
-            // the messages of commits no other repository holds go with it
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(super::lexical::MESSAGES_LOCK)
-                .execute(&mut *tx)
-                .await?;
+            // the messages of commits and the files no other repository
+            // holds go with it
+            super::lexical::lock_shared(&mut tx, true).await?;
+            sqlx::query(
+                "WITH gone AS (
+                     DELETE FROM shared_files s USING lex_files f
+                     WHERE f.repo = $1 AND s.path = f.path AND s.blob = f.blob
+                       AND NOT EXISTS (SELECT 1 FROM lex_files o
+                                       WHERE o.path = f.path AND o.blob = f.blob AND o.repo <> $1)
+                     RETURNING s.doc)
+                 DELETE FROM file_terms t USING gone WHERE t.doc = gone.doc",
+            )
+            .bind(repo)
+            .execute(&mut *tx)
+            .await?;
             sqlx::query(
                 "WITH gone AS (
                      DELETE FROM messages m USING commits c
