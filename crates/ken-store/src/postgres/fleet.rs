@@ -543,4 +543,67 @@ mod tests {
         p.remove("acme/api").unwrap();
         assert_eq!(file_counts(&p), [0; 5]);
     }
+
+    /// Writers storing the same history and files at once (copies
+    /// indexed side by side) never wait on one another for ever, and every
+    /// message and file held has its one shared copy. A deletion waits for
+    /// the writers in flight (here: a connection holding the writers' lock).
+    #[test]
+    fn copies_written_side_by_side_share_one_copy() {
+        let db = super::super::test_db::Db::new();
+        let url = db.url();
+        let p = crate::PgProvider::connect(&url).unwrap();
+        let history = commits(600, 3);
+        let tree = files(200, 9);
+        write(&p, "acme/old", &history);
+        write_files(&p, "acme/old", &tree, &[]);
+        let writers: Vec<_> = ["acme/one", "acme/two", "acme/three"]
+            .into_iter()
+            .map(|name| {
+                let (url, history, tree) = (url.clone(), history.clone(), tree.clone());
+                std::thread::spawn(move || {
+                    let p = crate::PgProvider::connect(&url).unwrap();
+                    for part in 0..3 {
+                        let (c, f) = (&history[part * 200..], &tree[part * 50..(part + 1) * 50]);
+                        write(&p, name, &c[..200]);
+                        write_files(&p, name, f, &[]);
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(counts(&p)[0], 600);
+        assert_eq!(file_counts(&p)[0], 200);
+        // a writer in flight holds the lock shared: the deletion waits
+        let held = {
+            let url = url.clone();
+            p.pg.run(async move {
+                let mut c = <sqlx::PgConnection as sqlx::Connection>::connect(&url).await?;
+                sqlx::query("SELECT pg_advisory_lock_shared($1)")
+                    .bind(lexical::SHARED_LOCK)
+                    .execute(&mut c)
+                    .await?;
+                Ok(c)
+            })
+            .unwrap()
+        };
+        let removal = {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let p = crate::PgProvider::connect(&url).unwrap();
+                p.remove("acme/old").unwrap();
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        assert!(!removal.is_finished(), "the deletion waited for the writer");
+        p.pg.run(async move { Ok(sqlx::Connection::close(held).await?) })
+            .unwrap();
+        removal.join().unwrap();
+        assert_eq!(counts(&p)[0], 600);
+        assert_eq!(counts(&p)[2..], [0, 0]);
+        assert_eq!(file_counts(&p)[0], 150);
+        assert_eq!(file_counts(&p)[2..], [0, 0, 0]);
+    }
 }
