@@ -91,6 +91,9 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
         &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
+            // migration 16's tables
+            "DROP TABLE history_stats",
+            "DROP TABLE authors",
             // migration 14's tables and index
             "DROP TABLE messages",
             "DROP TABLE message_terms",
@@ -128,12 +131,30 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
     let found = r.search_commits("typo in app", 5).unwrap();
     assert_eq!(found.first().map(|f| f.0.as_str()), Some("c2"), "{found:?}");
     assert_eq!(found.len(), 2, "both changed web/app.py: {found:?}");
+    // the commit count, newest time and authors, counted by migration 16
+    assert_eq!(r.commit_stats().unwrap(), (2, Some(1)));
+    assert_eq!(r.commit_authors().unwrap().len(), 1);
     drop(r);
-    // and a commit added after the migration is found beside them
+    // and a commit added after the migration is found beside them, and
+    // counted: a newer author comes first
     let mut w = p.open_for_writing("acme/web").unwrap();
-    w.add_commits(&[commit("c3", "Teardown runs once")])
-        .unwrap();
+    w.add_commits(&[CommitRecord {
+        author_name: "Bob".into(),
+        author_email: "bob@example.com".into(),
+        committer_time: 5,
+        ..commit("c3", "Teardown runs once")
+    }])
+    .unwrap();
     w.finish().unwrap();
+    let r = p.open("acme/web").unwrap();
+    assert_eq!(r.commit_stats().unwrap(), (3, Some(5)));
+    assert_eq!(
+        r.commit_authors().unwrap(),
+        [
+            ("Bob".to_string(), "bob@example.com".to_string()),
+            ("Ada".to_string(), "ada@example.com".to_string())
+        ]
+    );
     let hits = fleet.search_commits(&q("teardown")).unwrap();
     let mut shas: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
     shas.sort();
@@ -306,6 +327,9 @@ fn bm25_statistics_follow_deletes_exactly() {
         &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
+            // migration 16's tables
+            "DROP TABLE history_stats",
+            "DROP TABLE authors",
             // migration 14's tables and index (it dropped migration 12's
             // index), back to schema 9's index
             "DROP TABLE messages",

@@ -14,15 +14,57 @@ use crate::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Result};
 /// A file a commit changed: (path, status, old path).
 type ChangedFile = (String, String, Option<String>);
 
+/// What the new commits add to the repository's commit count, newest
+/// commit time and authors (`history_stats`, `authors`, migration 16).
+async fn add_to_history_stats(
+    tx: &mut sqlx::PgConnection,
+    repo: i64,
+    new: &[&CommitRecord],
+) -> Result<()> {
+    let Some(newest) = new.iter().map(|c| c.committer_time).max() else {
+        return Ok(());
+    };
+    sqlx::query(
+        "INSERT INTO history_stats(repo, commits, newest) VALUES ($1, $2, $3)
+         ON CONFLICT (repo) DO UPDATE SET commits = history_stats.commits + excluded.commits,
+                                          newest = greatest(history_stats.newest, excluded.newest)",
+    )
+    .bind(repo)
+    .bind(new.len() as i64)
+    .bind(newest)
+    .execute(&mut *tx)
+    .await?;
+    let mut last: std::collections::BTreeMap<(&str, &str), i64> = Default::default();
+    for c in new {
+        let t = last
+            .entry((c.author_name.as_str(), c.author_email.as_str()))
+            .or_insert(c.committer_time);
+        *t = (*t).max(c.committer_time);
+    }
+    sqlx::query(
+        "INSERT INTO authors(repo, name, email, newest)
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int8[])
+         ON CONFLICT (repo, name, email) DO UPDATE SET newest = greatest(authors.newest, excluded.newest)",
+    )
+    .bind(repo)
+    .bind(last.keys().map(|k| k.0).collect::<Vec<_>>())
+    .bind(last.keys().map(|k| k.1).collect::<Vec<_>>())
+    .bind(last.values().copied().collect::<Vec<_>>())
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
 impl HistoryStore for PgStore {
     fn commit_stats(&self) -> Result<(u64, Option<i64>)> {
         self.read(|pool, repo| async move {
-            let r =
-                sqlx::query("SELECT count(*), max(committer_time) FROM commits WHERE repo = $1")
-                    .bind(repo)
-                    .fetch_one(&pool)
-                    .await?;
-            Ok((r.get::<i64, _>(0) as u64, r.get(1)))
+            // kept by the writer (migration 16): a server opening one of
+            // a thousand repositories reads a row, not its every commit
+            let r = sqlx::query("SELECT commits, newest FROM history_stats WHERE repo = $1")
+                .bind(repo)
+                .fetch_optional(&pool)
+                .await?;
+            Ok(r.map_or((0, None), |r| (r.get::<i64, _>(0) as u64, r.get(1))))
         })
     }
 
@@ -116,6 +158,7 @@ impl HistoryStore for PgStore {
                 );
             }
             postings.insert(&mut tx).await?;
+            add_to_history_stats(&mut tx, repo, &new).await?;
             bump(&mut tx, repo).await?;
             tx.commit().await?;
             Ok(new.len())
@@ -211,9 +254,7 @@ impl HistoryStore for PgStore {
     fn commit_authors(&self) -> Result<Vec<(String, String)>> {
         self.read(|pool, repo| async move {
             let rows = sqlx::query(
-                "SELECT author_name, author_email FROM commits WHERE repo = $1
-                 GROUP BY author_name, author_email
-                 ORDER BY max(committer_time) DESC, author_name, author_email",
+                "SELECT name, email FROM authors WHERE repo = $1 ORDER BY newest DESC, name, email",
             )
             .bind(repo)
             .fetch_all(&pool)
