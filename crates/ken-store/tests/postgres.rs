@@ -91,8 +91,7 @@ fn commits_stored_before_their_postings_are_found_after_the_migration() {
         &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
-            // migration 16's tables
-            "DROP TABLE history_stats",
+            // migration 16's table
             "DROP TABLE authors",
             // migration 14's tables and index
             "DROP TABLE messages",
@@ -327,8 +326,8 @@ fn bm25_statistics_follow_deletes_exactly() {
         &[
             "DROP TABLE lex_df",
             "DROP TABLE commit_df",
-            // migration 16's tables
-            "DROP TABLE history_stats",
+            // migration 16's column and table
+            "ALTER TABLE commit_stats DROP COLUMN newest",
             "DROP TABLE authors",
             // migration 14's tables and index (it dropped migration 12's
             // index), back to schema 9's index

@@ -192,26 +192,9 @@ impl Fleet for PgFleet {
 
 #[cfg(test)]
 mod tests {
+    use super::maxscore::tests::commits;
     use super::*;
     use crate::{CommitRecord, IndexState, StoreProvider};
-
-    fn commits(n: usize, seed: u64) -> Vec<CommitRecord> {
-        maxscore::tests::messages(n, seed)
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| CommitRecord {
-                sha: format!("{seed:02}{i:038}"),
-                author_name: "Ada".into(),
-                author_email: "ada@example.com".into(),
-                author_time: i as i64,
-                committer_time: i as i64,
-                summary: m.clone(),
-                message: m,
-                parents: Vec::new(),
-                files: Vec::new(),
-            })
-            .collect()
-    }
 
     fn write(p: &crate::PgProvider, name: &str, commits: &[CommitRecord]) {
         let mut w = p.open_for_writing(name).unwrap();
@@ -255,28 +238,33 @@ mod tests {
             .collect()
     }
 
+    /// Each statement's count.
+    fn counted<const N: usize>(p: &crate::PgProvider, sqls: [&'static str; N]) -> [i64; N] {
+        let pool = p.pg.pool.clone();
+        p.pg.run(async move {
+            let mut out = [0; N];
+            for (n, sql) in out.iter_mut().zip(sqls) {
+                *n = sqlx::query_scalar(sql).fetch_one(&pool).await?;
+            }
+            Ok(out)
+        })
+        .unwrap()
+    }
+
     /// (messages, their postings, postings of no message, messages no
     /// repository holds)
     fn counts(p: &crate::PgProvider) -> [i64; 4] {
-        let pool = p.pg.pool.clone();
-        p.pg.run(async move {
-            let mut out = [0; 4];
-            for (i, sql) in [
+        counted(
+            p,
+            [
                 "SELECT count(*) FROM messages",
                 "SELECT count(*) FROM message_terms",
                 "SELECT count(*) FROM message_terms t
                  WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.doc = t.doc)",
                 "SELECT count(*) FROM messages m
                  WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.sha = m.sha)",
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                out[i] = sqlx::query_scalar(sql).fetch_one(&pool).await?;
-            }
-            Ok(out)
-        })
-        .unwrap()
+            ],
+        )
     }
 
     /// A history held by several repositories (a copy, a repository that
@@ -293,18 +281,11 @@ mod tests {
         write(&p, "acme/web", &web);
         write(&p, "acme/web-copy", &web[..300]);
         write(&p, "acme/api", &api);
-        let per_message: i64 = {
-            let pool = p.pg.pool.clone();
-            p.pg.run(async move {
-                Ok(sqlx::query_scalar(
-                    "SELECT count(*) FROM commit_terms t JOIN commits c ON c.doc = t.doc
-                     WHERE t.field = 0 AND c.repo = (SELECT min(repo) FROM commits c2 WHERE c2.sha = c.sha)",
-                )
-                .fetch_one(&pool)
-                .await?)
-            })
-            .unwrap()
-        };
+        let [per_message] = counted(
+            &p,
+            ["SELECT count(*) FROM commit_terms t JOIN commits c ON c.doc = t.doc
+              WHERE t.field = 0 AND c.repo = (SELECT min(repo) FROM commits c2 WHERE c2.sha = c.sha)"],
+        );
         assert_eq!(counts(&p), [800, per_message, 0, 0]);
         let fleet = p.fleet().unwrap().unwrap();
         let questions = [
@@ -438,10 +419,9 @@ mod tests {
     /// (shared files, their postings, postings of no shared file, shared
     /// files no repository holds, (path, blob)s held with no shared file)
     fn file_counts(p: &crate::PgProvider) -> [i64; 5] {
-        let pool = p.pg.pool.clone();
-        p.pg.run(async move {
-            let mut out = [0; 5];
-            for (i, sql) in [
+        counted(
+            p,
+            [
                 "SELECT count(*) FROM shared_files",
                 "SELECT count(*) FROM file_terms",
                 "SELECT count(*) FROM file_terms t
@@ -450,15 +430,8 @@ mod tests {
                      (SELECT 1 FROM lex_files f WHERE f.path = s.path AND f.blob = s.blob)",
                 "SELECT count(*) FROM lex_files f WHERE NOT EXISTS
                      (SELECT 1 FROM shared_files s WHERE f.path = s.path AND f.blob = s.blob)",
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                out[i] = sqlx::query_scalar(sql).fetch_one(&pool).await?;
-            }
-            Ok(out)
-        })
-        .unwrap()
+            ],
+        )
     }
 
     /// The same blob at the same path in several repositories is scored

@@ -455,6 +455,26 @@ pub(super) mod tests {
             .collect()
     }
 
+    /// `n` commits of [`messages`] by one author, ids and times by seed
+    /// and position.
+    pub(crate) fn commits(n: usize, seed: u64) -> Vec<crate::CommitRecord> {
+        messages(n, seed)
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| crate::CommitRecord {
+                sha: format!("{seed:02}{i:038}"),
+                author_name: "Ada".into(),
+                author_email: "ada@example.com".into(),
+                author_time: i as i64,
+                committer_time: i as i64,
+                summary: m.clone(),
+                message: m,
+                parents: Vec::new(),
+                files: Vec::new(),
+            })
+            .collect()
+    }
+
     /// Each question's best 5 and 100 from `postings`, with common words
     /// skipped (whatever the postings' count) and in one pass: the lists
     /// must be identical and full. Returns how many terms were skipped in
@@ -496,22 +516,7 @@ pub(super) mod tests {
         let p = crate::PgProvider::connect(&db.url()).unwrap();
         for (name, seed) in [("acme/web", 7u64), ("acme/api", 11)] {
             let mut w = crate::StoreProvider::open_for_writing(&p, name).unwrap();
-            let commits: Vec<crate::CommitRecord> = messages(1500, seed)
-                .into_iter()
-                .enumerate()
-                .map(|(i, m)| crate::CommitRecord {
-                    sha: format!("{seed:02}{i:038}"),
-                    author_name: "Ada".into(),
-                    author_email: "ada@example.com".into(),
-                    author_time: i as i64,
-                    committer_time: i as i64,
-                    summary: m.clone(),
-                    message: m,
-                    parents: Vec::new(),
-                    files: Vec::new(),
-                })
-                .collect();
-            w.add_commits(&commits).unwrap();
+            w.add_commits(&commits(1500, seed)).unwrap();
             w.set_state(&crate::IndexState {
                 name: Some(name.into()),
                 ..Default::default()

@@ -14,9 +14,10 @@ use crate::{BlameLines, CommitRecord, FileBlameRecord, HistoryStore, Result};
 /// A file a commit changed: (path, status, old path).
 type ChangedFile = (String, String, Option<String>);
 
-/// What the new commits add to the repository's commit count, newest
-/// commit time and authors (`history_stats`, `authors`, migration 16).
-async fn add_to_history_stats(
+/// The new commits' newest time (`commit_stats.newest`: its count `n` is
+/// the messages' count, kept by `CommitPostings`) and their authors'
+/// newest times (`authors`), migration 16.
+async fn add_newest_and_authors(
     tx: &mut sqlx::PgConnection,
     repo: i64,
     new: &[&CommitRecord],
@@ -24,16 +25,11 @@ async fn add_to_history_stats(
     let Some(newest) = new.iter().map(|c| c.committer_time).max() else {
         return Ok(());
     };
-    sqlx::query(
-        "INSERT INTO history_stats(repo, commits, newest) VALUES ($1, $2, $3)
-         ON CONFLICT (repo) DO UPDATE SET commits = history_stats.commits + excluded.commits,
-                                          newest = greatest(history_stats.newest, excluded.newest)",
-    )
-    .bind(repo)
-    .bind(new.len() as i64)
-    .bind(newest)
-    .execute(&mut *tx)
-    .await?;
+    sqlx::query("UPDATE commit_stats SET newest = greatest(newest, $2) WHERE repo = $1")
+        .bind(repo)
+        .bind(newest)
+        .execute(&mut *tx)
+        .await?;
     let mut last: std::collections::BTreeMap<(&str, &str), i64> = Default::default();
     for c in new {
         let t = last
@@ -60,7 +56,7 @@ impl HistoryStore for PgStore {
         self.read(|pool, repo| async move {
             // kept by the writer (migration 16): a server opening one of
             // a thousand repositories reads a row, not its every commit
-            let r = sqlx::query("SELECT commits, newest FROM history_stats WHERE repo = $1")
+            let r = sqlx::query("SELECT n, newest FROM commit_stats WHERE repo = $1")
                 .bind(repo)
                 .fetch_optional(&pool)
                 .await?;
@@ -158,7 +154,7 @@ impl HistoryStore for PgStore {
                 );
             }
             postings.insert(&mut tx).await?;
-            add_to_history_stats(&mut tx, repo, &new).await?;
+            add_newest_and_authors(&mut tx, repo, &new).await?;
             bump(&mut tx, repo).await?;
             tx.commit().await?;
             Ok(new.len())

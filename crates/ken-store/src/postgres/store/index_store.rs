@@ -625,6 +625,9 @@ impl BatchRows {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
+        if self.lex_files.is_empty() {
+            return Ok(());
+        }
         let mut file_postings = Postings::default();
         for (path, _, _, text, names) in &self.lex_files {
             file_postings.add(docs[path], [text, names, path, ""]);
