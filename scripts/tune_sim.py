@@ -21,6 +21,12 @@ Variants (each the shipped learner with one change):
   newest         the newest third of history is held out (time split)
   halves         newer half against older half, both ways
 --history N keeps only the newest N history questions of each repository.
+--bound prints, per repository, how far any fusion of the dumped lists can
+go: the constants as learned; the dense list alone; the lexical lists alone;
+each question answered by whichever of the learned ranking and the dense
+list ranks its gold file higher (an oracle choosing per question); constants
+fit to the evaluation questions themselves (an oracle no learner may be);
+and the share of questions with a gold file among the candidates at all.
 """
 import argparse
 import collections
@@ -224,6 +230,34 @@ def answer(exs, learned, dense):
     return sum(e.rr(DEFAULTS if (learned is None or e.code) else learned, dense) for e in exs)
 
 
+def bound(by, dense):
+    """Upper bounds of fusion over the dumped lists, per repository and overall."""
+    dense_only = dict(DEFAULTS, w_file=0.0, w_file_dense=0.0, w_bm25_file=0.0, w_symbol=0.0,
+                      w_dense_file=1.0)
+    lexical_only = dict(DEFAULTS, w_dense_file=0.0)
+    cols = ["learned", "dense list", "lexical lists", "oracle per question", "fit to the questions",
+            "gold among candidates"]
+    rows, every = [], [[] for _ in cols]
+    for repo, d in sorted(by.items()):
+        ev = d["eval"]
+        learned = tune(d["history"], dense)
+        fitted = coordinate_ascent(ev, DEFAULTS, knobs(dense), dense)
+        per = [[e.rr(DEFAULTS if (learned is None or e.code) else learned, dense) for e in ev],
+               [e.rr(dense_only, dense) if dense else 0.0 for e in ev],
+               [e.rr(lexical_only, dense) for e in ev]]
+        per.append([max(a, b) for a, b in zip(per[0], per[1])])
+        per.append([e.rr(fitted, dense) for e in ev])
+        per.append([1.0 if e.gold else 0.0 for e in ev])
+        for j, v in enumerate(per):
+            every[j] += v
+        rows.append((f"{repo} ({len(ev)})", per))
+    rows.append((f"all ({len(every[0])})", every))
+    print("| MRR@10 | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for name, per in rows:
+        print(f"| {name} | " + " | ".join(f"{sum(v) / max(len(v), 1):.3f}" for v in per) + " |")
+
+
 def main():
     global OBJECTIVE
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -232,7 +266,10 @@ def main():
     ap.add_argument("--variant", default="shipped",
                     choices=["shipped", "mrr-all", "ndcg", "bagged", "folds4", "newest", "halves"])
     ap.add_argument("--history", type=int, default=None)
+    ap.add_argument("--bound", action="store_true", help="how far any fusion of these lists can go")
     a = ap.parse_args()
+    if a.bound:
+        return bound(load(a.dump), not a.lexical)
     if a.variant in ("mrr-all", "ndcg"):
         OBJECTIVE = a.variant
     dense = not a.lexical
