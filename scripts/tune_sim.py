@@ -27,6 +27,9 @@ each question answered by whichever of the learned ranking and the dense
 list ranks its gold file higher (an oracle choosing per question); constants
 fit to the evaluation questions themselves (an oracle no learner may be);
 and the share of questions with a gold file among the candidates at all.
+--dense-scale 1,2,4 prints, per repository, the evaluation questions'
+MRR@10 with the dense list's weight (as learned, or the default) times
+each factor: what trusting the dense side more would do.
 """
 import argparse
 import collections
@@ -258,6 +261,20 @@ def bound(by, dense):
         print(f"| {name} | " + " | ".join(f"{sum(v) / max(len(v), 1):.3f}" for v in per) + " |")
 
 
+def dense_scale(by, factors):
+    """MRR@10 of each repository's evaluation questions with the dense weight scaled."""
+    print("| repository | constants | " + " | ".join(f"×{f:g}" for f in factors) + " |")
+    print("|---" * (len(factors) + 2) + "|")
+    for repo, d in sorted(by.items()):
+        if not d["eval"]:
+            continue
+        learned = tune(d["history"], True)
+        base = learned or DEFAULTS
+        row = [mrr(d["eval"], dict(base, w_dense_file=base["w_dense_file"] * f), True) for f in factors]
+        print(f"| {repo} ({len(d['eval'])}) | {'learned' if learned else 'defaults'} | "
+              + " | ".join(f"{v:.3f}" for v in row) + " |")
+
+
 def main():
     global OBJECTIVE
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -267,7 +284,10 @@ def main():
                     choices=["shipped", "mrr-all", "ndcg", "bagged", "folds4", "newest", "halves"])
     ap.add_argument("--history", type=int, default=None)
     ap.add_argument("--bound", action="store_true", help="how far any fusion of these lists can go")
+    ap.add_argument("--dense-scale", default=None, help="factors for the dense list's weight, e.g. 1,2,4")
     a = ap.parse_args()
+    if a.dense_scale:
+        return dense_scale(load(a.dump), [float(x) for x in a.dense_scale.split(",")])
     if a.bound:
         return bound(load(a.dump), not a.lexical)
     if a.variant in ("mrr-all", "ndcg"):
