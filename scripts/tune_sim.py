@@ -29,7 +29,8 @@ fit to the evaluation questions themselves (an oracle no learner may be);
 and the share of questions with a gold file among the candidates at all.
 --dense-scale 1,2,4 prints, per repository, the evaluation questions'
 MRR@10 with the dense list's weight (as learned, or the default) times
-each factor: what trusting the dense side more would do.
+each factor: what trusting the dense side more would do (questions with
+code keep the defaults, as search does).
 """
 import argparse
 import collections
@@ -270,7 +271,8 @@ def dense_scale(by, factors):
             continue
         learned = tune(d["history"], True)
         base = learned or DEFAULTS
-        row = [mrr(d["eval"], dict(base, w_dense_file=base["w_dense_file"] * f), True) for f in factors]
+        row = [answer(d["eval"], dict(base, w_dense_file=base["w_dense_file"] * f), True)
+               / len(d["eval"]) for f in factors]
         print(f"| {repo} ({len(d['eval'])}) | {'learned' if learned else 'defaults'} | "
               + " | ".join(f"{v:.3f}" for v in row) + " |")
 

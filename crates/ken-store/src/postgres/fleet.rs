@@ -44,6 +44,25 @@ async fn hits(pool: &sqlx::PgPool, rows: &[sqlx::postgres::PgRow]) -> Result<Vec
         .collect())
 }
 
+/// The best (document, score)s as hits: `sql` joins `$1` documents and
+/// `$2` scores to their (repository id, path or commit id, score), at most
+/// `$3` of them.
+async fn named(
+    pool: &sqlx::PgPool,
+    best: Vec<(i64, f32)>,
+    limit: i64,
+    sql: &'static str,
+) -> Result<Vec<FleetHit>> {
+    let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
+    let rows = sqlx::query(sql)
+        .bind(&docs)
+        .bind(&scores)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    hits(pool, &rows).await
+}
+
 impl Fleet for PgFleet {
     fn reflected(&self) -> Result<BTreeMap<String, Reflected>> {
         let pool = self.pg.pool.clone();
@@ -92,8 +111,10 @@ impl Fleet for PgFleet {
                 // then in the order the copies were stored, as one pass
                 // over every copy would take them
                 let (best, _) = maxscore::best(&pool, &WHOLE_FILES, &k, &df, limit, ONE_PASS).await?;
-                let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
-                let rows = sqlx::query(
+                return named(
+                    &pool,
+                    best,
+                    limit,
                     "WITH b AS (SELECT f.repo, f.path, b.score
                                 FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
                                 JOIN shared_files s ON s.doc = b.doc
@@ -101,12 +122,7 @@ impl Fleet for PgFleet {
                                 ORDER BY b.score DESC, f.doc LIMIT $3)
                      SELECT repo, path, score FROM b ORDER BY score DESC, repo, path",
                 )
-                .bind(&docs)
-                .bind(&scores)
-                .bind(limit)
-                .fetch_all(&pool)
-                .await?;
-                return hits(&pool, &rows).await;
+                .await;
             }
             let rows = sqlx::query(
                 "WITH s AS (
@@ -155,8 +171,10 @@ impl Fleet for PgFleet {
             let limit = q.limit.max(1) as i64;
             let (best, _) =
                 maxscore::best(&pool, &COMMIT_MESSAGES, &k, &df, limit, ONE_PASS).await?;
-            let (docs, scores): (Vec<i64>, Vec<f32>) = best.into_iter().unzip();
-            let rows = sqlx::query(
+            named(
+                &pool,
+                best,
+                limit,
                 "WITH b AS (SELECT c.repo, c.sha, b.score
                             FROM unnest($1::bigint[], $2::float4[]) AS b(doc, score)
                             JOIN messages m ON m.doc = b.doc
@@ -164,12 +182,7 @@ impl Fleet for PgFleet {
                             ORDER BY b.score DESC, c.doc LIMIT $3)
                  SELECT repo, sha, score FROM b ORDER BY score DESC, repo, sha",
             )
-            .bind(&docs)
-            .bind(&scores)
-            .bind(limit)
-            .fetch_all(&pool)
-            .await?;
-            hits(&pool, &rows).await
+            .await
         })
     }
 
@@ -236,6 +249,19 @@ mod tests {
         hits.into_iter()
             .map(|h| (h.repo, h.path, h.score))
             .collect()
+    }
+
+    /// Checks a search's hits against the one-pass search over every copy
+    /// (`want`) and that the best `limit` came back; returns how many hits
+    /// are a further copy of one listed before (the same commit or file in
+    /// another repository).
+    fn copies_among(got: &Listed, want: &Listed, text: &str, limit: usize) -> usize {
+        assert_eq!(got, want, "{text:?}, the best {limit}");
+        assert_eq!(got.len(), limit, "{text:?}");
+        let mut keys: Vec<&str> = got.iter().map(|h| h.1.as_str()).collect();
+        keys.sort();
+        keys.dedup();
+        got.len() - keys.len()
     }
 
     /// Each statement's count.
@@ -310,12 +336,7 @@ mod tests {
                         p.pg.run(async move { over_every_copy(&pool, &q2).await })
                             .unwrap();
                     let got = listed(fleet.search_commits(&q).unwrap());
-                    assert_eq!(got, want, "{text:?}, the best {limit}");
-                    assert_eq!(got.len(), limit, "{text:?}");
-                    let mut shas: Vec<&str> = got.iter().map(|h| h.1.as_str()).collect();
-                    shas.sort();
-                    shas.dedup();
-                    copies += got.len() - shas.len();
+                    copies += copies_among(&got, &want, text, limit);
                 }
             }
             copies
@@ -481,12 +502,7 @@ mod tests {
                         .run(async move { files_over_every_copy(&pool, &q2, &languages).await })
                         .unwrap();
                     let got = listed(fleet.search(&q).unwrap());
-                    assert_eq!(got, want, "{text:?}, the best {limit}");
-                    assert_eq!(got.len(), limit, "{text:?}");
-                    let mut paths: Vec<&str> = got.iter().map(|h| h.1.as_str()).collect();
-                    paths.sort();
-                    paths.dedup();
-                    copies += got.len() - paths.len();
+                    copies += copies_among(&got, &want, text, limit);
                 }
             }
             copies

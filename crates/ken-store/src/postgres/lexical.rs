@@ -337,6 +337,9 @@ impl CommitPostings {
         let rows: Vec<usize> = (0..self.docs.len())
             .filter(|&i| self.fields[i] == 0 && fresh.contains(&self.docs[i]))
             .collect();
+        if rows.is_empty() {
+            return Ok(());
+        }
         sqlx::query(
             "INSERT INTO message_terms(term, doc, tf, len)
              SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[])",

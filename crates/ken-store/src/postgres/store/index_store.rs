@@ -87,8 +87,8 @@ async fn delete_paths(
         .await?;
     }
     if !file_docs.is_empty() {
-        // the files no other repository holds any more go from the
-        // database's one copy of each
+        // the whole files go, and those no other repository holds any
+        // more go from the database's one copy of each
         super::super::lexical::lock_shared(tx, true).await?;
         sqlx::query(
             "WITH mine AS (DELETE FROM lex_files WHERE repo = $1 AND path = ANY($2)
@@ -107,7 +107,6 @@ async fn delete_paths(
         .await?;
     }
     for sql in [
-        "DELETE FROM lex_files WHERE repo = $1 AND path = ANY($2)",
         "DELETE FROM chunks WHERE repo = $1 AND path = ANY($2)",
         "DELETE FROM symbols WHERE repo = $1 AND path = ANY($2)",
         "DELETE FROM facts WHERE repo = $1 AND path = ANY($2)",
@@ -608,6 +607,9 @@ impl BatchRows {
         .execute(&mut **tx)
         .await?;
         self.postings.insert(tx, repo, false).await?;
+        if self.lex_files.is_empty() {
+            return Ok(());
+        }
         // every file's document number in one statement
         let column = |f: fn(&(String, String, String, String, String)) -> &str| {
             self.lex_files.iter().map(f).collect::<Vec<_>>()
@@ -625,9 +627,6 @@ impl BatchRows {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-        if self.lex_files.is_empty() {
-            return Ok(());
-        }
         let mut file_postings = Postings::default();
         for (path, _, _, text, names) in &self.lex_files {
             file_postings.add(docs[path], [text, names, path, ""]);
